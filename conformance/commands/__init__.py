@@ -1,0 +1,1 @@
+"""One module per ``snapkv-conformance`` subcommand: ``HELP``, ``configure(parser)``, ``run(args)``."""
