@@ -1,1 +1,1 @@
-"""One module per ``snapkv-conformance`` subcommand: ``HELP``, ``configure(parser)``, ``run(args)``."""
+"""One module per subcommand, each with ``HELP``, ``configure(parser)`` and ``run(args)``."""
