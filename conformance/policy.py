@@ -244,10 +244,13 @@ class SnapKV:
             return []
         pooled = self.pool(self.window_sums())
         victims = self.select(pooled, excess)
+        # Read the victims' positions before compacting: compaction moves survivors down
+        # into the victims' indices.
+        evicted = self.order_victims(victims)
         keep = np.ones(self._count, dtype=bool)
         keep[victims] = False
         self._compact(keep)
-        return self.order_victims(victims)
+        return evicted
 
     def scores(self) -> Scores:
         """The sums and pooled scores that an ``evict`` now would rank by."""
