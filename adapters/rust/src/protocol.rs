@@ -1,0 +1,291 @@
+//! Protocol v1 (SPEC.md §3): one JSON request per line in, one JSON response per line out.
+//!
+//! A request is judged in this order (SPEC.md, decision 1): not a JSON object, no integer
+//! `id`, an unknown `op` or a missing required field is `bad-request`; then `no-policy` for
+//! `step`/`evict`/`scores` before any accepted `new`; then `invalid-position`; then
+//! `invalid-attention`. Unknown extra fields are ignored. Nothing a caller sends panics.
+
+use crate::json::{self, Json};
+use crate::{ErrorKind, Params, PolicyError, SnapKV};
+
+/// The protocol version this adapter speaks.
+pub const PROTOCOL_VERSION: i64 = 1;
+/// The optional ops this adapter announces.
+pub const CAPABILITIES: [&str; 1] = ["scores"];
+/// The `implementation` object of the `hello` answer.
+pub const IMPLEMENTATION: (&str, &str, &str) = ("snapkv-rust", "rust", env!("CARGO_PKG_VERSION"));
+
+type Answer = Result<String, PolicyError>;
+
+fn bad_request(message: String) -> PolicyError {
+    PolicyError::new(ErrorKind::BadRequest, message)
+}
+
+/// One adapter connection: the current policy, if any, and whether `bye` was answered.
+#[derive(Default)]
+pub struct Session {
+    policy: Option<SnapKV>,
+    finished: bool,
+    /// Reused buffer for a step's narrowed weights.
+    weights: Vec<f32>,
+}
+
+impl Session {
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// True once `bye` has been answered: the caller should exit 0.
+    pub fn finished(&self) -> bool {
+        self.finished
+    }
+
+    /// The current policy, if a `new` was accepted.
+    pub fn policy(&self) -> Option<&SnapKV> {
+        self.policy.as_ref()
+    }
+
+    /// Answer one request line: appends exactly one response line (with its `\n`) to `out`.
+    pub fn handle_line(&mut self, line: &[u8], out: &mut String) {
+        let request = match json::parse(line) {
+            Ok(request @ Json::Object(_)) => request,
+            Ok(other) => {
+                let message = format!("request must be an object, got {}", other.type_name());
+                return respond(out, &Json::Null, Err(bad_request(message)));
+            }
+            Err(error) => {
+                let message = format!("request is not a JSON object line: {error}");
+                return respond(out, &Json::Null, Err(bad_request(message)));
+            }
+        };
+        let id = request.get("id").unwrap_or(&Json::Null);
+        if !id.is_integer() {
+            // Echo an id that is a scalar, as the reference does; anything else gets null.
+            let echo = match id {
+                Json::Array(_) | Json::Object(_) => &Json::Null,
+                scalar => scalar,
+            };
+            let message = format!("id must be an integer, got {}", id.type_name());
+            return respond(out, echo, Err(bad_request(message)));
+        }
+        let answer = self.dispatch(&request);
+        respond(out, id, answer);
+    }
+
+    fn dispatch(&mut self, request: &Json) -> Answer {
+        let op = match request.get("op") {
+            Some(Json::Str(units)) => units.as_slice(),
+            _ => return Err(bad_request("op must be one of the protocol's op names".into())),
+        };
+        let name = ["hello", "new", "step", "evict", "scores", "bye"]
+            .into_iter()
+            .find(|name| json::units_eq(op, name))
+            .ok_or_else(|| bad_request("unknown op".into()))?;
+        match name {
+            "hello" => hello(request),
+            "new" => self.new_policy(request),
+            "step" => self.step(request),
+            "evict" => Ok(victims_answer(&self.policy_mut()?.evict())),
+            "scores" => Ok(scores_answer(self.policy_mut()?)),
+            _ => {
+                self.finished = true;
+                Ok(String::new())
+            }
+        }
+    }
+
+    fn policy_mut(&mut self) -> Result<&mut SnapKV, PolicyError> {
+        self.policy
+            .as_mut()
+            .ok_or_else(|| PolicyError::new(ErrorKind::NoPolicy, "no policy: send an accepted new first"))
+    }
+
+    /// `new`: a refusal leaves any earlier policy in place.
+    fn new_policy(&mut self, request: &Json) -> Answer {
+        let params = required(request, "new", "params")?;
+        let seed = required(request, "new", "seed")?;
+        if !seed.is_integer() {
+            return Err(PolicyError::new(
+                ErrorKind::InvalidParams,
+                format!("seed must be an integer, got {}", seed.type_name()),
+            ));
+        }
+        // The seed feeds the registry's Rng, which SnapKV never uses.
+        self.policy = Some(SnapKV::new(parse_params(params)?));
+        Ok(String::new())
+    }
+
+    fn step(&mut self, request: &Json) -> Answer {
+        let pos = required(request, "step", "pos")?;
+        let attn = required(request, "step", "attn")?;
+        let mut weights = std::mem::take(&mut self.weights);
+        let result = self.judge_step(pos, attn, &mut weights);
+        self.weights = weights;
+        result.map(|()| String::new())
+    }
+
+    fn judge_step(&mut self, pos: &Json, attn: &Json, weights: &mut Vec<f32>) -> Result<(), PolicyError> {
+        let policy = self.policy_mut()?;
+        let position = match pos {
+            Json::Int(value) => *value,
+            // Beyond i64, hence beyond 2^31 - 1: let the policy word the range refusal.
+            Json::BigInt(text) if text.starts_with('-') => i64::MIN,
+            Json::BigInt(_) => i64::MAX,
+            other => {
+                return Err(PolicyError::new(
+                    ErrorKind::InvalidPosition,
+                    format!("pos must be an integer, got {}", other.type_name()),
+                ))
+            }
+        };
+        policy.check_position(position)?;
+        let attn = match attn {
+            Json::Null => None,
+            Json::Array(items) => {
+                narrow(items, weights)?;
+                Some(weights.as_slice())
+            }
+            other => {
+                return Err(PolicyError::new(
+                    ErrorKind::InvalidAttention,
+                    format!("attn must be null or a list, got {}", other.type_name()),
+                ))
+            }
+        };
+        policy.step(position, attn)
+    }
+}
+
+/// Read each weight as the nearest float64, then round that to the nearest float32 (ties to
+/// even; beyond the float32 range gives an infinity, which the policy refuses).
+fn narrow(items: &[Json], weights: &mut Vec<f32>) -> Result<(), PolicyError> {
+    weights.clear();
+    for (index, item) in items.iter().enumerate() {
+        let wide = item.as_f64().ok_or_else(|| {
+            PolicyError::new(
+                ErrorKind::InvalidAttention,
+                format!("attn[{index}] is not a number: {}", item.type_name()),
+            )
+        })?;
+        // `as` from f64 to f32 rounds to nearest, ties to even, and overflows to infinity.
+        weights.push(wide as f32);
+    }
+    Ok(())
+}
+
+fn required<'a>(request: &'a Json, op: &str, field: &str) -> Result<&'a Json, PolicyError> {
+    request.get(field).ok_or_else(|| bad_request(format!("{op} request is missing {field:?}")))
+}
+
+fn hello(request: &Json) -> Answer {
+    let protocol = required(request, "hello", "protocol")?;
+    if *protocol != Json::Int(PROTOCOL_VERSION) {
+        return Err(PolicyError::new(
+            ErrorKind::Unsupported,
+            format!("this adapter speaks protocol {PROTOCOL_VERSION} only"),
+        ));
+    }
+    let (name, language, version) = IMPLEMENTATION;
+    let mut out = format!(",\"protocol\":{PROTOCOL_VERSION},\"implementation\":{{\"name\":");
+    json::write_str(&mut out, name);
+    out.push_str(",\"language\":");
+    json::write_str(&mut out, language);
+    out.push_str(",\"version\":");
+    json::write_str(&mut out, version);
+    out.push_str("},\"capabilities\":[");
+    for (n, capability) in CAPABILITIES.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        json::write_str(&mut out, capability);
+    }
+    out.push(']');
+    Ok(out)
+}
+
+/// Validate a `params` object: exactly the four names, each a JSON integer literal in range.
+pub fn parse_params(raw: &Json) -> Result<Params, PolicyError> {
+    let invalid = |message: String| PolicyError::new(ErrorKind::InvalidParams, message);
+    let Json::Object(members) = raw else {
+        return Err(invalid(format!("params must be an object, got {}", raw.type_name())));
+    };
+    let missing: Vec<&str> =
+        Params::NAMES.into_iter().filter(|name| raw.get(name).is_none()).collect();
+    if !missing.is_empty() {
+        return Err(invalid(format!("params is missing {}", missing.join(", "))));
+    }
+    if let Some((name, _)) =
+        members.iter().find(|(name, _)| !Params::NAMES.iter().any(|known| json::units_eq(name, known)))
+    {
+        let mut shown = String::new();
+        json::write_units(&mut shown, name);
+        return Err(invalid(format!("params has unknown field {shown}")));
+    }
+    let mut values = [0i64; 4];
+    for (value, name) in values.iter_mut().zip(Params::NAMES) {
+        *value = match raw.get(name) {
+            Some(Json::Int(number)) => *number,
+            Some(Json::BigInt(text)) => {
+                return Err(invalid(format!("{name} must be in [0, 2^31 - 1], got {text}")))
+            }
+            Some(other) => {
+                return Err(invalid(format!("{name} must be an integer, got {}", other.type_name())))
+            }
+            None => unreachable!("missing names were refused above"),
+        };
+    }
+    Params::new(values[0], values[1], values[2], values[3])
+}
+
+fn push_list<T>(out: &mut String, key: &str, items: &[T], mut write: impl FnMut(&mut String, &T)) {
+    out.push_str(",\"");
+    out.push_str(key);
+    out.push_str("\":[");
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        write(out, item);
+    }
+    out.push(']');
+}
+
+fn write_u32(out: &mut String, value: &u32) {
+    use std::fmt::Write as _;
+    write!(out, "{value}").expect("writing to a String cannot fail");
+}
+
+fn victims_answer(victims: &[u32]) -> String {
+    let mut out = String::new();
+    push_list(&mut out, "victims", victims, write_u32);
+    out
+}
+
+fn scores_answer(policy: &mut SnapKV) -> String {
+    let scores = policy.scores();
+    let mut out = String::new();
+    push_list(&mut out, "positions", &scores.positions, write_u32);
+    push_list(&mut out, "sums", &scores.sums, |out, value| json::write_f64(out, *value));
+    push_list(&mut out, "pooled", &scores.pooled, |out, value| json::write_f64(out, *value));
+    out
+}
+
+/// Append one response line: `{"id":..,"ok":true,<fields>}` or a refusal.
+fn respond(out: &mut String, id: &Json, answer: Answer) {
+    out.push_str("{\"id\":");
+    json::write_value(out, id);
+    match answer {
+        Ok(fields) => {
+            out.push_str(",\"ok\":true");
+            out.push_str(&fields);
+        }
+        Err(error) => {
+            out.push_str(",\"ok\":false,\"error\":{\"kind\":\"");
+            out.push_str(error.kind.as_str());
+            out.push_str("\",\"message\":");
+            json::write_str(out, &error.message);
+            out.push('}');
+        }
+    }
+    out.push_str("}\n");
+}
