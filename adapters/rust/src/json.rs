@@ -39,9 +39,11 @@ impl Json {
     /// The value of member `key` of an object (the last one if the key repeats).
     pub fn get(&self, key: &str) -> Option<&Json> {
         match self {
-            Json::Object(members) => {
-                members.iter().rev().find(|(name, _)| units_eq(name, key)).map(|(_, value)| value)
-            }
+            Json::Object(members) => members
+                .iter()
+                .rev()
+                .find(|(name, _)| units_eq(name, key))
+                .map(|(_, value)| value),
             _ => None,
         }
     }
@@ -79,7 +81,11 @@ impl Json {
 
 /// True when UTF-16 `units` spell the ASCII `text`.
 pub fn units_eq(units: &[u16], text: &str) -> bool {
-    units.len() == text.len() && units.iter().zip(text.bytes()).all(|(&u, b)| u == u16::from(b))
+    units.len() == text.len()
+        && units
+            .iter()
+            .zip(text.bytes())
+            .all(|(&u, b)| u == u16::from(b))
 }
 
 /// Why a line is not one JSON value, and the byte offset where that was found.
@@ -100,7 +106,11 @@ const BOM: &[u8] = b"\xEF\xBB\xBF";
 /// Parse one line holding exactly one JSON value (surrounding JSON whitespace allowed).
 pub fn parse(line: &[u8]) -> Result<Json, ParseError> {
     let start = if line.starts_with(BOM) { BOM.len() } else { 0 };
-    let mut reader = Reader { bytes: line, at: start, depth: 0 };
+    let mut reader = Reader {
+        bytes: line,
+        at: start,
+        depth: 0,
+    };
     reader.skip_whitespace();
     let value = reader.value()?;
     reader.skip_whitespace();
@@ -118,7 +128,10 @@ struct Reader<'a> {
 
 impl Reader<'_> {
     fn error(&self, reason: &'static str) -> ParseError {
-        ParseError { offset: self.at, reason }
+        ParseError {
+            offset: self.at,
+            reason,
+        }
     }
 
     fn peek(&self) -> Option<u8> {
@@ -268,12 +281,17 @@ impl Reader<'_> {
         // The grammar above admits only ASCII, so these slices are valid UTF-8.
         let text = std::str::from_utf8(&self.bytes[start..self.at]).expect("ASCII number");
         if !integer {
-            return Ok(Json::Float(text.parse().expect("a JSON number parses as f64")));
+            return Ok(Json::Float(
+                text.parse().expect("a JSON number parses as f64"),
+            ));
         }
         let digits = &self.bytes[int_start..int_end];
         let mut magnitude: u64 = 0;
         for &digit in digits {
-            match magnitude.checked_mul(10).and_then(|m| m.checked_add(u64::from(digit - b'0'))) {
+            match magnitude
+                .checked_mul(10)
+                .and_then(|m| m.checked_add(u64::from(digit - b'0')))
+            {
                 Some(m) => magnitude = m,
                 None => return Ok(Json::BigInt(text.into())),
             }
@@ -367,7 +385,10 @@ impl Reader<'_> {
             let byte = self.bytes.get(self.at + n).copied().unwrap_or(0);
             let (lo, hi) = if n == 1 { (low, high) } else { (0x80, 0xBF) };
             if !(lo..=hi).contains(&byte) {
-                return Err(ParseError { offset: self.at + n, reason: "invalid UTF-8" });
+                return Err(ParseError {
+                    offset: self.at + n,
+                    reason: "invalid UTF-8",
+                });
             }
             code = (code << 6) | u32::from(byte & 0x3F);
         }
@@ -451,5 +472,153 @@ pub fn write_value(out: &mut String, value: &Json) {
             }
             out.push('}');
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ok(text: &str) -> Json {
+        parse(text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"))
+    }
+
+    fn units(text: &str) -> Vec<u16> {
+        text.encode_utf16().collect()
+    }
+
+    #[test]
+    fn integer_literals_stay_apart_from_float_literals() {
+        assert_eq!(ok("4"), Json::Int(4));
+        assert_eq!(ok("4.0"), Json::Float(4.0));
+        assert_eq!(ok("4e0"), Json::Float(4.0));
+        assert_eq!(ok("4E+0"), Json::Float(4.0));
+        assert_eq!(ok("-0"), Json::Int(0));
+        assert!(matches!(ok("-0.0"), Json::Float(z) if z == 0.0 && z.is_sign_negative()));
+        assert_eq!(ok("9223372036854775807"), Json::Int(i64::MAX));
+        assert_eq!(ok("-9223372036854775808"), Json::Int(i64::MIN));
+        assert_eq!(
+            ok("9223372036854775808"),
+            Json::BigInt("9223372036854775808".into())
+        );
+        assert_eq!(
+            ok("-9223372036854775809"),
+            Json::BigInt("-9223372036854775809".into())
+        );
+        let huge = "1".repeat(400);
+        assert_eq!(ok(&huge), Json::BigInt(huge.clone().into()));
+        assert_eq!(ok(&huge).as_f64(), Some(f64::INFINITY));
+        assert_eq!(ok("100000000000000000000").as_f64(), Some(1e20));
+    }
+
+    #[test]
+    fn floats_read_as_the_nearest_double() {
+        assert_eq!(ok("0.1"), Json::Float(0.1));
+        assert_eq!(ok("1e400"), Json::Float(f64::INFINITY));
+        assert_eq!(ok("4.9e-324"), Json::Float(5e-324));
+        assert_eq!(ok("2e-324"), Json::Float(0.0));
+        // Halfway between 1 and the next double, then just above: ties to even, then up.
+        assert_eq!(
+            ok("1.00000000000000011102230246251565404236316680908203125").as_f64(),
+            Some(1.0)
+        );
+        assert_eq!(
+            ok("1.00000000000000011102230246251565404236316680908203126").as_f64(),
+            Some(1.0 + f64::EPSILON)
+        );
+    }
+
+    #[test]
+    fn malformed_numbers_and_tokens_are_refused() {
+        for bad in [
+            "01",
+            "-",
+            "1.",
+            ".5",
+            "+1",
+            "1e",
+            "1e+",
+            "NaN",
+            "Infinity",
+            "-Infinity",
+            "0x10",
+            "tru",
+            "nul",
+            "[1,]",
+            "{\"a\":1,}",
+            "[1 2]",
+            "{\"a\" 1}",
+            "{a:1}",
+            "'a'",
+            "",
+            "  ",
+            "1 2",
+            "[",
+            "{",
+            "\"abc",
+            "[1]]",
+        ] {
+            assert!(parse(bad.as_bytes()).is_err(), "{bad:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn strings_decode_escapes_and_keep_lone_surrogates() {
+        assert_eq!(
+            ok(r#""a\"\\\/\b\f\n\r\t""#),
+            Json::Str(units("a\"\\/\u{8}\u{c}\n\r\t"))
+        );
+        assert_eq!(ok(r#""\u0069d""#), Json::Str(units("id")));
+        assert_eq!(ok(r#""\ud83d\ude00""#), Json::Str(units("😀")));
+        assert_eq!(ok("\"😀é\""), Json::Str(units("😀é")));
+        assert_eq!(ok(r#""\uD800""#), Json::Str(vec![0xD800]));
+        // UTF-8-encoded surrogates pass, as in the reference's reader.
+        assert_eq!(parse(b"\"\xED\xA0\x80\"").unwrap(), Json::Str(vec![0xD800]));
+        for bad in [
+            &b"\"\x01\""[..],
+            b"\"\\x\"",
+            b"\"\\u12\"",
+            b"\"\xFF\"",
+            b"\"\xC0\x80\"",
+            b"\"\xE0\x80\x80\"",
+            b"\"\xF4\x90\x80\x80\"",
+            b"\"\xC3\"",
+        ] {
+            assert!(parse(bad).is_err(), "{bad:?} must be refused");
+        }
+    }
+
+    #[test]
+    fn whitespace_bom_and_depth() {
+        assert_eq!(ok(" \t\r\n{} \r\n"), Json::Object(vec![]));
+        assert_eq!(parse(b"\xEF\xBB\xBF{}\n").unwrap(), Json::Object(vec![]));
+        assert!(parse(b"\xEF\xBB\xBF\xEF\xBB\xBF{}").is_err());
+        assert!(parse(b"\x0c{}").is_err());
+        let deep = "[".repeat(MAX_DEPTH) + &"]".repeat(MAX_DEPTH);
+        assert!(parse(deep.as_bytes()).is_ok());
+        let deeper = "[".repeat(MAX_DEPTH + 1) + &"]".repeat(MAX_DEPTH + 1);
+        assert!(parse(deeper.as_bytes()).is_err());
+    }
+
+    #[test]
+    fn objects_keep_the_last_of_repeated_keys() {
+        let value = ok(r#"{"id":1,"op":"x","id":2}"#);
+        assert_eq!(value.get("id"), Some(&Json::Int(2)));
+        assert_eq!(value.get("nope"), None);
+    }
+
+    #[test]
+    fn writing_round_trips() {
+        let text = r#"{"a":[1,-2,0.1,1e16,5e-324,true,false,null,"\ud800\u00e9\"\n"],"b":{}}"#;
+        let mut out = String::new();
+        write_value(&mut out, &ok(text));
+        assert_eq!(ok(&out), ok(text));
+        assert_eq!(
+            out,
+            r#"{"a":[1,-2,0.1,1e16,5e-324,true,false,null,"\ud800\u00e9\"\n"],"b":{}}"#
+        );
+        let mut out = String::new();
+        write_value(&mut out, &Json::Float(f64::INFINITY));
+        assert_eq!(out, "null");
     }
 }

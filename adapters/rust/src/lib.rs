@@ -56,7 +56,10 @@ pub struct PolicyError {
 
 impl PolicyError {
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> PolicyError {
-        PolicyError { kind, message: message.into() }
+        PolicyError {
+            kind,
+            message: message.into(),
+        }
     }
 }
 
@@ -83,8 +86,12 @@ pub struct Params {
 
 impl Params {
     /// The defaults for benchmarks and tools; the seed does not fix them.
-    pub const DEFAULT: Params =
-        Params { budget: 512, recent_window: 16, obs_window: 16, pool_kernel: 7 };
+    pub const DEFAULT: Params = Params {
+        budget: 512,
+        recent_window: 16,
+        obs_window: 16,
+        pool_kernel: 7,
+    };
 
     /// The wire names, in the order they are judged.
     pub const NAMES: [&'static str; 4] = ["budget", "recentWindow", "obsWindow", "poolKernel"];
@@ -102,7 +109,9 @@ impl Params {
         let values = [budget, recent_window, obs_window, pool_kernel];
         for (name, value) in Params::NAMES.iter().zip(values) {
             if !(0..=INT31_MAX).contains(&value) {
-                return Err(invalid_params(format!("{name} must be in [0, 2^31 - 1], got {value}")));
+                return Err(invalid_params(format!(
+                    "{name} must be in [0, 2^31 - 1], got {value}"
+                )));
             }
         }
         if budget < 1 {
@@ -114,10 +123,14 @@ impl Params {
             )));
         }
         if obs_window < 1 {
-            return Err(invalid_params(format!("obsWindow must be >= 1, got {obs_window}")));
+            return Err(invalid_params(format!(
+                "obsWindow must be >= 1, got {obs_window}"
+            )));
         }
         if pool_kernel < 1 || pool_kernel % 2 == 0 {
-            return Err(invalid_params(format!("poolKernel must be odd and >= 1, got {pool_kernel}")));
+            return Err(invalid_params(format!(
+                "poolKernel must be odd and >= 1, got {pool_kernel}"
+            )));
         }
         // The range check above makes every narrowing below lossless.
         Ok(Params {
@@ -244,7 +257,11 @@ impl SnapKV {
         use std::mem::size_of;
         self.positions.capacity() * size_of::<u32>()
             + self.columns.capacity() * size_of::<Vec<f32>>()
-            + self.columns.iter().map(|c| c.capacity() * size_of::<f32>()).sum::<usize>()
+            + self
+                .columns
+                .iter()
+                .map(|c| c.capacity() * size_of::<f32>())
+                .sum::<usize>()
             + (self.sums.capacity() + self.pooled.capacity()) * size_of::<f64>()
     }
 
@@ -314,7 +331,10 @@ impl SnapKV {
 
     /// Evict `max(0, len(kept) - budget)` positions and return them in ascending order.
     pub fn evict(&mut self) -> Vec<u32> {
-        let excess = self.positions.len().saturating_sub(self.params.budget as usize);
+        let excess = self
+            .positions
+            .len()
+            .saturating_sub(self.params.budget as usize);
         if excess == 0 {
             return Vec::new();
         }
@@ -371,7 +391,11 @@ impl SnapKV {
         let len = self.positions.len();
         let steady = self.params.budget as usize + 1;
         let doubled = (2 * len).max(MIN_ROWS);
-        let rows = if len < steady { doubled.min(steady) } else { doubled };
+        let rows = if len < steady {
+            doubled.min(steady)
+        } else {
+            doubled
+        };
         let extra = rows - len;
         self.positions.reserve_exact(extra);
         for column in &mut self.columns {
@@ -396,11 +420,18 @@ impl SnapKV {
     fn select(&self, count: usize) -> Vec<usize> {
         // Candidates are every kept entry but the `recentWindow` highest; `recentWindow <
         // budget` guarantees more candidates than victims.
-        let candidates = self.positions.len().saturating_sub(self.params.recent_window as usize);
+        let candidates = self
+            .positions
+            .len()
+            .saturating_sub(self.params.recent_window as usize);
         // A max-heap of the `count` best so far: memory by the number of victims, not kept.
         let mut worst_kept: BinaryHeap<Rank> = BinaryHeap::with_capacity(count + 1);
         for index in 0..candidates {
-            let rank = Rank { pooled: self.pooled[index], position: self.positions[index], index };
+            let rank = Rank {
+                pooled: self.pooled[index],
+                position: self.positions[index],
+                index,
+            };
             if worst_kept.len() < count {
                 worst_kept.push(rank);
             } else if let Some(mut top) = worst_kept.peek_mut() {
@@ -451,7 +482,10 @@ pub fn pool(sums: &[f64], radius: usize, pooled: &mut Vec<f64>) {
     for i in 0..count {
         let end = (i + radius).min(count - 1);
         while next <= end {
-            while queue.back().is_some_and(|&back: &usize| sums[back] <= sums[next]) {
+            while queue
+                .back()
+                .is_some_and(|&back: &usize| sums[back] <= sums[next])
+            {
                 queue.pop_back();
             }
             queue.push_back(next);
@@ -466,7 +500,9 @@ pub fn pool(sums: &[f64], radius: usize, pooled: &mut Vec<f64>) {
 
 /// Remove the entries at `victims` (ascending, distinct indices) in one pass.
 fn remove_sorted<T: Copy>(items: &mut Vec<T>, victims: &[usize]) {
-    let Some(&first) = victims.first() else { return };
+    let Some(&first) = victims.first() else {
+        return;
+    };
     let mut write = first;
     for (n, &victim) in victims.iter().enumerate() {
         let end = victims.get(n + 1).copied().unwrap_or(items.len());

@@ -75,7 +75,11 @@ impl Session {
     fn dispatch(&mut self, request: &Json) -> Answer {
         let op = match request.get("op") {
             Some(Json::Str(units)) => units.as_slice(),
-            _ => return Err(bad_request("op must be one of the protocol's op names".into())),
+            _ => {
+                return Err(bad_request(
+                    "op must be one of the protocol's op names".into(),
+                ))
+            }
         };
         let name = ["hello", "new", "step", "evict", "scores", "bye"]
             .into_iter()
@@ -95,9 +99,9 @@ impl Session {
     }
 
     fn policy_mut(&mut self) -> Result<&mut SnapKV, PolicyError> {
-        self.policy
-            .as_mut()
-            .ok_or_else(|| PolicyError::new(ErrorKind::NoPolicy, "no policy: send an accepted new first"))
+        self.policy.as_mut().ok_or_else(|| {
+            PolicyError::new(ErrorKind::NoPolicy, "no policy: send an accepted new first")
+        })
     }
 
     /// `new`: a refusal leaves any earlier policy in place.
@@ -124,7 +128,12 @@ impl Session {
         result.map(|()| String::new())
     }
 
-    fn judge_step(&mut self, pos: &Json, attn: &Json, weights: &mut Vec<f32>) -> Result<(), PolicyError> {
+    fn judge_step(
+        &mut self,
+        pos: &Json,
+        attn: &Json,
+        weights: &mut Vec<f32>,
+    ) -> Result<(), PolicyError> {
         let policy = self.policy_mut()?;
         let position = match pos {
             Json::Int(value) => *value,
@@ -174,7 +183,9 @@ fn narrow(items: &[Json], weights: &mut Vec<f32>) -> Result<(), PolicyError> {
 }
 
 fn required<'a>(request: &'a Json, op: &str, field: &str) -> Result<&'a Json, PolicyError> {
-    request.get(field).ok_or_else(|| bad_request(format!("{op} request is missing {field:?}")))
+    request
+        .get(field)
+        .ok_or_else(|| bad_request(format!("{op} request is missing {field:?}")))
 }
 
 fn hello(request: &Json) -> Answer {
@@ -207,16 +218,23 @@ fn hello(request: &Json) -> Answer {
 pub fn parse_params(raw: &Json) -> Result<Params, PolicyError> {
     let invalid = |message: String| PolicyError::new(ErrorKind::InvalidParams, message);
     let Json::Object(members) = raw else {
-        return Err(invalid(format!("params must be an object, got {}", raw.type_name())));
+        return Err(invalid(format!(
+            "params must be an object, got {}",
+            raw.type_name()
+        )));
     };
-    let missing: Vec<&str> =
-        Params::NAMES.into_iter().filter(|name| raw.get(name).is_none()).collect();
+    let missing: Vec<&str> = Params::NAMES
+        .into_iter()
+        .filter(|name| raw.get(name).is_none())
+        .collect();
     if !missing.is_empty() {
         return Err(invalid(format!("params is missing {}", missing.join(", "))));
     }
-    if let Some((name, _)) =
-        members.iter().find(|(name, _)| !Params::NAMES.iter().any(|known| json::units_eq(name, known)))
-    {
+    if let Some((name, _)) = members.iter().find(|(name, _)| {
+        !Params::NAMES
+            .iter()
+            .any(|known| json::units_eq(name, known))
+    }) {
         let mut shown = String::new();
         json::write_units(&mut shown, name);
         return Err(invalid(format!("params has unknown field {shown}")));
@@ -226,10 +244,15 @@ pub fn parse_params(raw: &Json) -> Result<Params, PolicyError> {
         *value = match raw.get(name) {
             Some(Json::Int(number)) => *number,
             Some(Json::BigInt(text)) => {
-                return Err(invalid(format!("{name} must be in [0, 2^31 - 1], got {text}")))
+                return Err(invalid(format!(
+                    "{name} must be in [0, 2^31 - 1], got {text}"
+                )))
             }
             Some(other) => {
-                return Err(invalid(format!("{name} must be an integer, got {}", other.type_name())))
+                return Err(invalid(format!(
+                    "{name} must be an integer, got {}",
+                    other.type_name()
+                )))
             }
             None => unreachable!("missing names were refused above"),
         };
@@ -265,8 +288,12 @@ fn scores_answer(policy: &mut SnapKV) -> String {
     let scores = policy.scores();
     let mut out = String::new();
     push_list(&mut out, "positions", &scores.positions, write_u32);
-    push_list(&mut out, "sums", &scores.sums, |out, value| json::write_f64(out, *value));
-    push_list(&mut out, "pooled", &scores.pooled, |out, value| json::write_f64(out, *value));
+    push_list(&mut out, "sums", &scores.sums, |out, value| {
+        json::write_f64(out, *value)
+    });
+    push_list(&mut out, "pooled", &scores.pooled, |out, value| {
+        json::write_f64(out, *value)
+    });
     out
 }
 
@@ -288,4 +315,277 @@ fn respond(out: &mut String, id: &Json, answer: Answer) {
         }
     }
     out.push_str("}\n");
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Send `lines` through one session; return each answer decoded.
+    fn run(lines: &[&str]) -> Vec<Json> {
+        let mut session = Session::new();
+        lines
+            .iter()
+            .map(|line| {
+                let mut out = String::new();
+                session.handle_line(line.as_bytes(), &mut out);
+                assert!(
+                    out.ends_with('\n') && out.matches('\n').count() == 1,
+                    "{out:?}"
+                );
+                json::parse(out.as_bytes()).expect("answers are JSON")
+            })
+            .collect()
+    }
+
+    fn kind(answer: &Json) -> Option<String> {
+        match answer.get("error")?.get("kind")? {
+            Json::Str(units) => Some(String::from_utf16(units).unwrap()),
+            _ => None,
+        }
+    }
+
+    fn kinds(lines: &[&str]) -> Vec<Option<String>> {
+        run(lines).iter().map(kind).collect()
+    }
+
+    const NEW: &str = r#"{"id":1,"op":"new","params":{"budget":2,"recentWindow":0,"obsWindow":2,"poolKernel":3},"seed":0}"#;
+
+    fn err(kind: &str) -> Option<String> {
+        Some(kind.to_string())
+    }
+
+    #[test]
+    fn hello_announces_scores_and_names_the_port() {
+        let answers = run(&[r#"{"id":7,"op":"hello","protocol":1}"#]);
+        let text = {
+            let mut out = String::new();
+            json::write_value(&mut out, &answers[0]);
+            out
+        };
+        assert_eq!(
+            text,
+            r#"{"id":7,"ok":true,"protocol":1,"implementation":{"name":"snapkv-rust","language":"rust","version":"0.1.0"},"capabilities":["scores"]}"#
+        );
+        for other in ["2", "1.0", "true", "\"1\"", "null", "0"] {
+            let line = format!(r#"{{"id":1,"op":"hello","protocol":{other}}}"#);
+            assert_eq!(kinds(&[&line]), vec![err("unsupported")], "{other}");
+        }
+        assert_eq!(
+            kinds(&[r#"{"id":1,"op":"hello"}"#]),
+            vec![err("bad-request")]
+        );
+    }
+
+    #[test]
+    fn judgement_order_follows_decision_one() {
+        // Missing fields are bad-request even before any policy exists.
+        assert_eq!(
+            kinds(&[r#"{"id":1,"op":"step","attn":null}"#]),
+            vec![err("bad-request")]
+        );
+        assert_eq!(
+            kinds(&[r#"{"id":1,"op":"step","pos":0}"#]),
+            vec![err("bad-request")]
+        );
+        // Then no-policy, even when position and attention are both wrong.
+        assert_eq!(
+            kinds(&[r#"{"id":1,"op":"step","pos":-1,"attn":7}"#]),
+            vec![err("no-policy")]
+        );
+        assert_eq!(kinds(&[r#"{"id":1,"op":"evict"}"#]), vec![err("no-policy")]);
+        assert_eq!(
+            kinds(&[r#"{"id":1,"op":"scores"}"#]),
+            vec![err("no-policy")]
+        );
+        // Then the position, then the attention.
+        assert_eq!(
+            kinds(&[NEW, r#"{"id":2,"op":"step","pos":1.5,"attn":7}"#]),
+            vec![None, err("invalid-position")]
+        );
+        assert_eq!(
+            kinds(&[NEW, r#"{"id":2,"op":"step","pos":0,"attn":7}"#]),
+            vec![None, err("invalid-attention")]
+        );
+        // Unknown extra fields are ignored.
+        assert_eq!(
+            kinds(&[NEW, r#"{"id":2,"op":"step","pos":0,"attn":null,"x":[]}"#]),
+            vec![None, None]
+        );
+    }
+
+    #[test]
+    fn malformed_requests_are_bad_requests() {
+        let lines = [
+            "garbage",
+            "[1]",
+            "{\"id\":1,\"op\":\"hello\",\"protocol\":1",
+            r#"{"op":"hello","protocol":1}"#,
+            r#"{"id":1.0,"op":"hello","protocol":1}"#,
+            r#"{"id":"1","op":"hello","protocol":1}"#,
+            r#"{"id":1,"op":"Hello"}"#,
+            r#"{"id":1,"op":7}"#,
+            r#"{"id":1}"#,
+            r#"{"id":1,"op":"new","seed":0}"#,
+            r#"{"id":1,"op":"new","params":{}}"#,
+            r#"{"id":NaN,"op":"evict"}"#,
+        ];
+        assert!(kinds(&lines).iter().all(|k| *k == err("bad-request")));
+    }
+
+    #[test]
+    fn ids_echo_as_the_reference_does() {
+        let ids: Vec<String> = run(&[
+            "not json",
+            r#"{"id":[1],"op":"bye"}"#,
+            r#"{"id":true,"op":"bye"}"#,
+            r#"{"id":"x","op":"bye"}"#,
+            r#"{"id":2.5,"op":"bye"}"#,
+            r#"{"id":1e400,"op":"bye"}"#,
+            r#"{"id":-0,"op":"nope"}"#,
+            r#"{"id":123456789012345678901234567890,"op":"nope"}"#,
+        ])
+        .iter()
+        .map(|answer| {
+            let mut out = String::new();
+            json::write_value(&mut out, answer.get("id").unwrap());
+            out
+        })
+        .collect();
+        assert_eq!(
+            ids,
+            [
+                "null",
+                "null",
+                "true",
+                "\"x\"",
+                "2.5",
+                "null",
+                "0",
+                "123456789012345678901234567890"
+            ]
+        );
+    }
+
+    #[test]
+    fn params_and_seed_must_be_integer_literals() {
+        let base = r#""budget":2,"recentWindow":0,"obsWindow":2"#;
+        for (kernel, seed) in [
+            ("3.0", "0"),
+            ("3e0", "0"),
+            ("true", "0"),
+            ("\"3\"", "0"),
+            ("2", "0"),
+            ("3", "0.0"),
+            ("3", "null"),
+            ("3", "\"0\""),
+            ("2147483649", "0"),
+            ("99999999999999999999", "0"),
+        ] {
+            let line = format!(
+                r#"{{"id":1,"op":"new","params":{{{base},"poolKernel":{kernel}}},"seed":{seed}}}"#
+            );
+            assert_eq!(kinds(&[&line]), vec![err("invalid-params")], "{line}");
+        }
+        for params in [
+            r#"[]"#,
+            r#"null"#,
+            r#"{"budget":2}"#,
+            r#"{"budget":2,"recentWindow":0,"obsWindow":2,"poolKernel":3,"extra":1}"#,
+        ] {
+            let line = format!(r#"{{"id":1,"op":"new","params":{params},"seed":0}}"#);
+            assert_eq!(kinds(&[&line]), vec![err("invalid-params")], "{line}");
+        }
+        // -0 is an integer literal, and the seed may be any integer.
+        let line = r#"{"id":1,"op":"new","params":{"budget":2,"recentWindow":-0,"obsWindow":2,"poolKernel":3},"seed":-123456789012345678901234567890}"#;
+        assert_eq!(kinds(&[line]), vec![None]);
+    }
+
+    #[test]
+    fn a_refused_new_keeps_the_earlier_policy() {
+        let answers = kinds(&[
+            NEW,
+            r#"{"id":2,"op":"step","pos":4,"attn":null}"#,
+            r#"{"id":3,"op":"new","params":{"budget":2,"recentWindow":2,"obsWindow":2,"poolKernel":3},"seed":0}"#,
+            r#"{"id":4,"op":"step","pos":4,"attn":[]}"#,
+            r#"{"id":5,"op":"step","pos":5,"attn":[0.5]}"#,
+        ]);
+        assert_eq!(
+            answers,
+            vec![
+                None,
+                None,
+                err("invalid-params"),
+                err("invalid-position"),
+                None
+            ]
+        );
+    }
+
+    #[test]
+    fn weights_narrow_from_the_nearest_double() {
+        let step = |attn: &str| {
+            let line = format!(r#"{{"id":3,"op":"step","pos":1,"attn":[{attn}]}}"#);
+            kinds(&[NEW, r#"{"id":2,"op":"step","pos":0,"attn":null}"#, &line])[2].clone()
+        };
+        // Accepted: exact floats, integers, values that narrow, -0.0 and tiny negatives.
+        for good in [
+            "0.1",
+            "1",
+            "100000000000000000000",
+            "-0",
+            "-0.0",
+            "-1e-50",
+            "1e-45",
+            "3.4028234663852886e38",
+            "3.4028235677973362e38",
+            "1E2",
+        ] {
+            assert_eq!(step(good), None, "{good}");
+        }
+        // Refused: beyond float32 after narrowing (the halfway point rounds to infinity), negative,
+        // not numbers.
+        for bad in [
+            "3.4028235677973366e38",
+            "1e39",
+            "1000000000000000000000000000000000000000",
+            "1e400",
+            "-1e-40",
+            "-1",
+            "true",
+            "null",
+            "\"0.5\"",
+            "[0.5]",
+            "{}",
+        ] {
+            assert_eq!(step(bad), err("invalid-attention"), "{bad}");
+        }
+    }
+
+    #[test]
+    fn scores_and_evict_answer_in_full() {
+        let answers = run(&[
+            NEW,
+            r#"{"id":2,"op":"step","pos":0,"attn":null}"#,
+            r#"{"id":3,"op":"step","pos":2,"attn":[0.1]}"#,
+            r#"{"id":4,"op":"step","pos":5,"attn":[0.2,0.3]}"#,
+            r#"{"id":5,"op":"scores"}"#,
+            r#"{"id":6,"op":"evict"}"#,
+            r#"{"id":7,"op":"bye"}"#,
+        ]);
+        let mut text = String::new();
+        json::write_value(&mut text, &answers[4]);
+        // 0.1f32 + 0.2f32 in float64 is below 0.3f32, which the max-pool spreads to all three.
+        let sum = f64::from(0.1f32) + f64::from(0.2f32);
+        let expected = format!(
+            r#"{{"id":5,"ok":true,"positions":[0,2,5],"sums":[{sum:?},0.30000001192092896,0.0],"pooled":[{third},{third},{third}]}}"#,
+            third = "0.30000001192092896"
+        );
+        assert_eq!(text, expected);
+        // All three tie at pooled 0.3f32: the lowest position goes.
+        assert_eq!(
+            answers[5].get("victims"),
+            Some(&Json::Array(vec![Json::Int(0)]))
+        );
+    }
 }

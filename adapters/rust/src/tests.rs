@@ -45,17 +45,17 @@ fn params_accept_the_limits() {
 #[test]
 fn params_refuse_every_rule_break() {
     let cases = [
-        (0, 0, 1, 1),              // budget < 1
-        (4, 4, 1, 1),              // recentWindow == budget
-        (4, 5, 1, 1),              // recentWindow > budget
-        (4, -1, 1, 1),             // negative
-        (4, 0, 0, 1),              // obsWindow 0
-        (4, 0, 1, 0),              // poolKernel 0
-        (4, 0, 1, 2),              // even kernel
-        (4, 0, 1, 8),              // even kernel
-        (INT31_MAX + 1, 0, 1, 1),  // beyond 2^31 - 1
-        (4, 0, INT31_MAX + 1, 1),  // beyond 2^31 - 1
-        (4, 0, 1, INT31_MAX + 2),  // beyond, and odd
+        (0, 0, 1, 1),             // budget < 1
+        (4, 4, 1, 1),             // recentWindow == budget
+        (4, 5, 1, 1),             // recentWindow > budget
+        (4, -1, 1, 1),            // negative
+        (4, 0, 0, 1),             // obsWindow 0
+        (4, 0, 1, 0),             // poolKernel 0
+        (4, 0, 1, 2),             // even kernel
+        (4, 0, 1, 8),             // even kernel
+        (INT31_MAX + 1, 0, 1, 1), // beyond 2^31 - 1
+        (4, 0, INT31_MAX + 1, 1), // beyond 2^31 - 1
+        (4, 0, 1, INT31_MAX + 2), // beyond, and odd
     ];
     for (b, r, o, k) in cases {
         let error = Params::new(b, r, o, k).expect_err("must be refused");
@@ -83,11 +83,20 @@ fn huge_params_allocate_by_use_only() {
 fn positions_must_increase_and_stay_in_range() {
     let mut p = policy(4, 0, 2, 1);
     for bad in [-1, INT31_MAX + 1, i64::MAX, i64::MIN] {
-        assert_eq!(p.step(bad, None).unwrap_err().kind, ErrorKind::InvalidPosition);
+        assert_eq!(
+            p.step(bad, None).unwrap_err().kind,
+            ErrorKind::InvalidPosition
+        );
     }
     p.step(5, None).unwrap();
-    assert_eq!(p.step(5, Some(&[0.0])).unwrap_err().kind, ErrorKind::InvalidPosition);
-    assert_eq!(p.step(4, Some(&[0.0])).unwrap_err().kind, ErrorKind::InvalidPosition);
+    assert_eq!(
+        p.step(5, Some(&[0.0])).unwrap_err().kind,
+        ErrorKind::InvalidPosition
+    );
+    assert_eq!(
+        p.step(4, Some(&[0.0])).unwrap_err().kind,
+        ErrorKind::InvalidPosition
+    );
     p.step(INT31_MAX, Some(&[1.0])).unwrap();
     assert_eq!(p.kept(), &[5, INT31_MAX as u32]);
 }
@@ -98,7 +107,10 @@ fn evicted_positions_still_bound_the_next_position() {
     p.step(3, None).unwrap();
     p.step(7, Some(&[0.0])).unwrap();
     assert_eq!(p.evict(), vec![3]);
-    assert_eq!(p.step(5, Some(&[0.0])).unwrap_err().kind, ErrorKind::InvalidPosition);
+    assert_eq!(
+        p.step(5, Some(&[0.0])).unwrap_err().kind,
+        ErrorKind::InvalidPosition
+    );
 }
 
 #[test]
@@ -124,7 +136,11 @@ fn attention_must_match_kept_and_be_finite_non_negative() {
         &[f32::NAN, 0.0],
     ];
     for attn in bad {
-        assert_eq!(p.step(2, Some(attn)).unwrap_err().kind, ErrorKind::InvalidAttention, "{attn:?}");
+        assert_eq!(
+            p.step(2, Some(attn)).unwrap_err().kind,
+            ErrorKind::InvalidAttention,
+            "{attn:?}"
+        );
     }
     p.step(2, Some(&[-0.0, f32::MAX])).unwrap();
 }
@@ -142,7 +158,9 @@ fn refusals_change_nothing() {
     let mut p = policy(3, 1, 3, 3);
     let mut rng = Rng(7);
     for pos in 0..9 {
-        let attn: Vec<f32> = (0..p.kept().len()).map(|_| rng.below(4) as f32 / 4.0).collect();
+        let attn: Vec<f32> = (0..p.kept().len())
+            .map(|_| rng.below(4) as f32 / 4.0)
+            .collect();
         p.step(pos * 2, Some(&attn)).unwrap();
         if pos % 3 == 2 {
             p.evict();
@@ -155,7 +173,10 @@ fn refusals_change_nothing() {
         (100, Some(vec![0.5; kept + 1])),
         (100, Some(vec![0.5; kept - 1])),
         (100, Some([vec![0.5; kept - 1], vec![-2.0]].concat())),
-        (100, Some([vec![f32::INFINITY], vec![0.5; kept - 1]].concat())),
+        (
+            100,
+            Some([vec![f32::INFINITY], vec![0.5; kept - 1]].concat()),
+        ),
         (-3, Some(vec![0.5; kept])),
     ];
     for (pos, attn) in refused {
@@ -235,7 +256,10 @@ fn naive_pool(sums: &[f64], radius: usize) -> Vec<f64> {
         .map(|i| {
             let lo = i.saturating_sub(radius);
             let hi = (i + radius).min(sums.len() - 1);
-            sums[lo..=hi].iter().copied().fold(f64::NEG_INFINITY, f64::max)
+            sums[lo..=hi]
+                .iter()
+                .copied()
+                .fold(f64::NEG_INFINITY, f64::max)
         })
         .collect()
 }
@@ -358,7 +382,9 @@ fn against_oracle(budget: i64, recent: i64, obs: i64, oracle: impl Fn(&[f32]) ->
     let mut rng = Rng(budget as u64 * 31 + obs as u64);
     let mut kept: Vec<(u32, Vec<f32>)> = Vec::new();
     for pos in 0..300u32 {
-        let attn: Vec<f32> = (0..kept.len()).map(|_| rng.below(5) as f32 * 0.25).collect();
+        let attn: Vec<f32> = (0..kept.len())
+            .map(|_| rng.below(5) as f32 * 0.25)
+            .collect();
         p.step(i64::from(pos), Some(&attn)).unwrap();
         for ((_, seen), weight) in kept.iter_mut().zip(&attn) {
             seen.push(*weight);
@@ -367,8 +393,10 @@ fn against_oracle(budget: i64, recent: i64, obs: i64, oracle: impl Fn(&[f32]) ->
         if rng.below(3) == 0 {
             let excess = kept.len().saturating_sub(budget as usize);
             let candidates = kept.len().saturating_sub(recent as usize);
-            let mut ranked: Vec<(f64, u32)> =
-                kept[..candidates].iter().map(|(pos, seen)| (oracle(seen), *pos)).collect();
+            let mut ranked: Vec<(f64, u32)> = kept[..candidates]
+                .iter()
+                .map(|(pos, seen)| (oracle(seen), *pos))
+                .collect();
             ranked.sort_by(|a, b| a.partial_cmp(b).unwrap());
             let mut expected: Vec<u32> = ranked[..excess].iter().map(|&(_, pos)| pos).collect();
             expected.sort_unstable();
@@ -416,5 +444,8 @@ fn steady_state_keeps_budget_plus_one_rows() {
     let slot_bytes = 4 + 4 * 16 + 2 * 8;
     assert_eq!(p.rows, 513);
     // positions, 16 ring columns and two scratch vectors at 513 rows, plus the column headers.
-    assert_eq!(p.heap_bytes(), 513 * slot_bytes + 16 * std::mem::size_of::<Vec<f32>>());
+    assert_eq!(
+        p.heap_bytes(),
+        513 * slot_bytes + 16 * std::mem::size_of::<Vec<f32>>()
+    );
 }

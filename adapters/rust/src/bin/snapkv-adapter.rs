@@ -11,7 +11,8 @@ use snapkv::protocol::Session;
 
 /// A line holding only ASCII whitespace gets no answer (the reference skips these too).
 fn is_blank(line: &[u8]) -> bool {
-    line.iter().all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'))
+    line.iter()
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'))
 }
 
 fn serve(input: &mut impl BufRead, output: &mut impl Write) -> io::Result<()> {
