@@ -1,0 +1,498 @@
+"""Judging an adapter's answers to one vector (SPEC.md §2-§4).
+
+:func:`judge` walks a vector's calls beside the adapter's answers and returns the first thing
+wrong as a :class:`VectorResult` with one verdict. Every evict answer is judged on the adapter's
+own terms before it is compared with the expectation: the checker tracks which positions the
+adapter keeps (from the calls it accepted and the victims it returned) and checks that the
+victims are a list of integers, strictly ascending, currently kept, not among the protected
+recent entries, and exactly as many as the budget requires. A port that breaks one of those
+has a bug of its own kind, and saying which rule it broke is more useful than "wrong victims".
+
+:func:`diagnosis_requests` and :func:`diagnose` go further for an adapter with the ``scores``
+capability: replay the vector up to the failing evict, ask for its scores, and tell whether its
+selection disagrees with its own scores or its scores disagree with the reference's, naming
+the first position whose sum or pooled score differs, with both values written exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.policy import ERROR_KINDS
+from conformance.vectors import Call, Vector
+
+PASS = "pass"
+WRONG_VICTIMS = "wrong-victims"
+BROKEN_INVARIANT = "broken-invariant"
+WRONG_ERROR_KIND = "wrong-error-kind"
+UNEXPECTED_SUCCESS = "unexpected-success"
+UNEXPECTED_REFUSAL = "unexpected-refusal"
+CRASH = "crash"
+TIMEOUT = "timeout"
+PROTOCOL_ERROR = "protocol-error"
+#: Every verdict, in the order reports list them.
+VERDICTS = (
+    PASS,
+    WRONG_VICTIMS,
+    BROKEN_INVARIANT,
+    WRONG_ERROR_KIND,
+    UNEXPECTED_SUCCESS,
+    UNEXPECTED_REFUSAL,
+    CRASH,
+    TIMEOUT,
+    PROTOCOL_ERROR,
+)
+#: The verdicts that mean the adapter process misbehaved (JUnit reports them as errors).
+PROCESS_VERDICTS = (CRASH, TIMEOUT, PROTOCOL_ERROR)
+
+#: The invariant rules an evict answer can break (the ``rule`` of a broken-invariant result).
+NOT_INTEGERS = "not-integers"
+NOT_ASCENDING = "not-ascending"
+NOT_KEPT = "not-kept"
+PROTECTED_EVICTED = "protected-evicted"
+WRONG_COUNT = "wrong-count"
+INVARIANT_RULES = (NOT_INTEGERS, NOT_ASCENDING, NOT_KEPT, PROTECTED_EVICTED, WRONG_COUNT)
+
+_FAILURE_VERDICTS = {"crash": CRASH, "timeout": TIMEOUT, "protocol": PROTOCOL_ERROR}
+
+
+@dataclass
+class VectorResult:
+    """The outcome of one vector on one adapter.
+
+    ``call_index`` and ``op`` name the call the verdict is about (None for a pass);
+    ``message`` is one line saying what went wrong; ``expected`` and ``actual`` are JSON values
+    (victim lists for victim verdicts, ``{"error": kind}``-style objects for refusals);
+    ``rule`` names the broken invariant; ``diagnosis`` is the scores diagnosis, if any.
+    ``known_failure`` is set by the runner when the vector is listed as a known failure.
+    """
+
+    vector_id: str
+    verdict: str
+    call_index: int | None = None
+    op: str | None = None
+    message: str = ""
+    expected: Any = None
+    actual: Any = None
+    rule: str | None = None
+    stderr_tail: str = ""
+    diagnosis: str | None = None
+    exit_status: int | None = None
+    duration: float = 0.0
+    known_failure: bool = False
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+    @property
+    def fails_run(self) -> bool:
+        """A failure not listed as known, or a listed one that passed (the list went stale)."""
+        return self.passed == self.known_failure
+
+    def describe(self) -> str:
+        """One line: ``<id>: call <i> (<op>): <verdict>: <message>``."""
+        if self.passed:
+            text = f"{self.vector_id}: pass"
+        elif self.call_index is None:
+            text = f"{self.vector_id}: {self.verdict}: {self.message}"
+        else:
+            text = (
+                f"{self.vector_id}: call {self.call_index} ({self.op}): "
+                f"{self.verdict}: {self.message}"
+            )
+        if self.known_failure and self.passed:
+            text += " (listed as a known failure, but it passes: remove it from the list)"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.vector_id,
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "known_failure": self.known_failure,
+            "fails_run": self.fails_run,
+            "call_index": self.call_index,
+            "op": self.op,
+            "message": self.message,
+            "rule": self.rule,
+            "expected": self.expected,
+            "actual": self.actual,
+            "diagnosis": self.diagnosis,
+            "exit_status": self.exit_status,
+            "stderr_tail": self.stderr_tail,
+            "duration": round(self.duration, 6),
+        }
+
+
+class _Failed(Exception):
+    """Internal: stop judging with this result."""
+
+    def __init__(self, result: VectorResult) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+class _Tracker:
+    """The adapter's state as its accepted calls imply it: budget, recent window, kept."""
+
+    def __init__(self) -> None:
+        self.budget: int | None = None
+        self.recent = 0
+        self.kept: list[int] = []
+
+    def new(self, params: Mapping[str, Any]) -> None:
+        self.budget = params["budget"]
+        self.recent = params["recentWindow"]
+        self.kept = []
+
+    def step(self, pos: int) -> None:
+        self.kept.append(pos)
+
+    def evict(self, victims: Sequence[int]) -> None:
+        gone = set(victims)
+        self.kept = [pos for pos in self.kept if pos not in gone]
+
+    @property
+    def excess(self) -> int:
+        return max(0, len(self.kept) - (self.budget or 0))
+
+    @property
+    def protected(self) -> list[int]:
+        return self.kept[len(self.kept) - self.recent :] if self.recent else []
+
+    @property
+    def candidates(self) -> list[int]:
+        return self.kept[: max(0, len(self.kept) - self.recent)]
+
+
+def judge(
+    vector: Vector,
+    responses: Sequence[Mapping[str, Any]],
+    *,
+    failure: Any = None,
+) -> VectorResult:
+    """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
+
+    ``failure`` is the :class:`conformance.driver.AdapterFailure` that cut the exchange short,
+    if any; ``responses`` are then the answers that arrived before it. A wrong answer before
+    the failure is reported rather than the failure, since it came first; the failure's call is
+    the first unanswered one. Stderr and timing are the runner's to fill in.
+    """
+    tracker = _Tracker()
+    try:
+        for index, (call, answer) in enumerate(zip(vector.calls, responses, strict=False)):
+            _judge_call(vector.id, index, call, answer, tracker)
+    except _Failed as failed:
+        if failure is not None:
+            failed.result.message += f" (the adapter then failed: {failure.detail})"
+        return failed.result
+    if failure is not None:
+        index = failure.call_index
+        return VectorResult(
+            vector.id,
+            _FAILURE_VERDICTS[failure.kind],
+            call_index=index,
+            op=vector.calls[index].op if 0 <= index < len(vector.calls) else None,
+            message=failure.detail,
+            exit_status=failure.exit_status,
+            stderr_tail=failure.stderr_tail,
+        )
+    if len(responses) != len(vector.calls):
+        index = min(len(responses), len(vector.calls) - 1)
+        return VectorResult(
+            vector.id,
+            PROTOCOL_ERROR,
+            call_index=index,
+            op=vector.calls[index].op,
+            message=f"{len(responses)} answers to {len(vector.calls)} calls",
+        )
+    return VectorResult(vector.id, PASS)
+
+
+def _judge_call(
+    vector_id: str, index: int, call: Call, answer: Mapping[str, Any], tracker: _Tracker
+) -> None:
+    def fail(verdict: str, message: str, **extra: Any) -> _Failed:
+        return _Failed(
+            VectorResult(vector_id, verdict, call_index=index, op=call.op, message=message, **extra)
+        )
+
+    problem = answer_problem(answer, call.op)
+    if problem is not None:
+        raise fail(PROTOCOL_ERROR, problem, actual=_strip_id(answer))
+    expected_error = call.expected_error
+    if answer["ok"] is not True:
+        error = answer["error"]
+        refused = {"error": error["kind"], "message": error["message"]}
+        if expected_error is None:
+            raise fail(
+                UNEXPECTED_REFUSAL,
+                f"refused with {error['kind']} ({error['message']}), but the call must succeed"
+                + _victims_note(call),
+                expected=dict(call.expect) if call.expect else {"ok": True},
+                actual=refused,
+            )
+        if error["kind"] != expected_error:
+            raise fail(
+                WRONG_ERROR_KIND,
+                f"refused with {error['kind']} ({error['message']}), expected {expected_error}",
+                expected={"error": expected_error},
+                actual=refused,
+            )
+        return  # a refused call changes nothing, on the adapter's terms too
+    if expected_error is not None:
+        raise fail(
+            UNEXPECTED_SUCCESS,
+            f"succeeded, but the call must be refused with {expected_error}",
+            expected={"error": expected_error},
+            actual=_strip_id(answer),
+        )
+    if call.op == "new":
+        tracker.new(call.request["params"])
+    elif call.op == "step":
+        tracker.step(call.request["pos"])
+    elif call.op == "evict":
+        _judge_victims(answer["victims"], call.expected_victims, tracker, fail)
+        tracker.evict(answer["victims"])
+
+
+def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, fail: Any) -> None:
+    def broken(rule: str, message: str) -> _Failed:
+        return fail(BROKEN_INVARIANT, message, rule=rule, expected=expected, actual=victims)
+
+    if not isinstance(victims, list) or not all(type(v) is int for v in victims):
+        raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {_show(victims)}")
+    for before, after in itertools.pairwise(victims):
+        if after <= before:
+            what = f"repeat position {after}" if after == before else f"put {after} after {before}"
+            raise broken(NOT_ASCENDING, f"victims must be strictly ascending, but they {what}")
+    kept = set(tracker.kept)
+    for victim in victims:
+        if victim not in kept:
+            raise broken(
+                NOT_KEPT,
+                f"evicted position {victim}, which is not currently kept "
+                f"(kept: {_show_positions(tracker.kept)})",
+            )
+    protected = tracker.protected
+    hit = sorted(set(victims) & set(protected))
+    if hit:
+        raise broken(
+            PROTECTED_EVICTED,
+            f"evicted {_show_positions(hit)}, among the recentWindow {tracker.recent} "
+            f"protected entries {_show_positions(protected)}",
+        )
+    if len(victims) != tracker.excess:
+        raise broken(
+            WRONG_COUNT,
+            f"evicted {len(victims)} position(s), but must evict exactly "
+            f"max(0, kept {len(tracker.kept)} - budget {tracker.budget}) = {tracker.excess}",
+        )
+    if expected is not None and victims != expected:
+        missing = [v for v in expected if v not in set(victims)]
+        extra = [v for v in victims if v not in set(expected)]
+        raise fail(
+            WRONG_VICTIMS,
+            f"evicted {_show_positions(victims)}, expected {_show_positions(expected)}: "
+            f"{_show_positions(extra)} should have been kept, "
+            f"{_show_positions(missing)} should have been evicted",
+            expected=expected,
+            actual=victims,
+        )
+
+
+def answer_problem(answer: Mapping[str, Any], op: str) -> str | None:
+    """What makes ``answer`` break protocol v1's answer shape for ``op``, or None.
+
+    The id is the driver's to check. Extra fields are allowed (extensions are additive); the
+    contents of ``victims`` are judged as invariants, not here.
+    """
+    ok = answer.get("ok")
+    if ok is False:
+        error = answer.get("error")
+        if not isinstance(error, dict):
+            return f"a refusal must carry an error object, got {_show(error)}"
+        kind = error.get("kind")
+        if kind not in ERROR_KINDS:
+            return (
+                f"error kind {_show(kind)} is not one of protocol v1's kinds "
+                f"({', '.join(ERROR_KINDS)})"
+            )
+        if not isinstance(error.get("message"), str):
+            return f"the {kind} refusal has no string message"
+        return None
+    if ok is not True:
+        return f"the answer has no boolean ok: {_show(_strip_id(answer))}"
+    if op == "evict" and "victims" not in answer:
+        return "the evict answer has no victims"
+    if op == "scores":
+        return scores_problem(answer)
+    return None
+
+
+def scores_problem(answer: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a successful ``scores`` answer, or None."""
+    positions = answer.get("positions")
+    if not isinstance(positions, list) or not all(type(p) is int for p in positions):
+        return f"scores positions must be a list of integers, got {_show(positions)}"
+    for name in ("sums", "pooled"):
+        values = answer.get(name)
+        if not isinstance(values, list) or not all(_is_number(v) for v in values):
+            return f"scores {name} must be a list of numbers, got {_show(values)}"
+        if len(values) != len(positions):
+            return f"scores has {len(positions)} positions but {len(values)} {name}"
+    return None
+
+
+# -- diagnosis with scores ---------------------------------------------------------------------
+
+
+def diagnosis_requests(vector: Vector, call_index: int) -> list[dict[str, Any]]:
+    """The replay for a failing evict: the vector up to it, then ``scores``, then the evict."""
+    calls = vector.calls[: call_index + 1]
+    requests = [dict(call.request) for call in calls]
+    return [*requests[:-1], {"op": "scores"}, requests[-1]]
+
+
+def diagnose(
+    vector: Vector,
+    call_index: int,
+    answers: Sequence[Mapping[str, Any]],
+    first_victims: Any = None,
+) -> str:
+    """Explain a wrong evict at ``call_index`` from the answers to :func:`diagnosis_requests`.
+
+    Says (1) whether the adapter's victims are the k lowest candidates by (pooled, position) in
+    its own scores, and (2) where its scores first differ from the reference's, with both values
+    written exactly (repr and float.hex).
+    """
+    if len(answers) != call_index + 2:
+        return f"no diagnosis: the replay got {len(answers)} answers to {call_index + 2} calls"
+    scores_answer, evict_answer = answers[call_index], answers[call_index + 1]
+    if scores_answer.get("ok") is not True:
+        error = scores_answer.get("error")
+        return f"no diagnosis: the adapter announced scores but refused it: {_show(error)}"
+    problem = scores_problem(scores_answer)
+    if problem is not None:
+        return f"no diagnosis: {problem}"
+    positions = scores_answer["positions"]
+    sums = [float(v) for v in scores_answer["sums"]]
+    pooled = [float(v) for v in scores_answer["pooled"]]
+    victims = evict_answer.get("victims") if evict_answer.get("ok") is True else None
+    parts = []
+    if first_victims is not None and victims != first_victims:
+        parts.append(
+            f"replaying the vector gave different victims ({_show(victims)}, first run "
+            f"{_show(first_victims)}): the adapter is not deterministic"
+        )
+    parts.append(_own_selection(vector, call_index, positions, pooled, victims))
+    parts.append(_against_reference(vector, call_index, positions, sums, pooled))
+    return " ".join(parts)
+
+
+def _own_selection(
+    vector: Vector, call_index: int, positions: list[int], pooled: list[float], victims: Any
+) -> str:
+    state = expected_state(vector, call_index)
+    if positions != state.kept:
+        return (
+            f"Its scores list the kept positions {_show_positions(positions)}, "
+            f"but it should keep {_show_positions(state.kept)}."
+        )
+    count = max(0, len(positions) - state.recent)
+    ranked = sorted(zip(pooled[:count], positions[:count], strict=True))
+    own = sorted(position for _, position in ranked[: state.excess])
+    if victims == own:
+        return (
+            f"Its victims are the {state.excess} lowest candidates by (pooled, position) in "
+            "its own scores: its selection agrees with its scores, so look at the scores."
+        )
+    return (
+        f"Its selection is wrong: by its own scores the {state.excess} lowest candidates by "
+        f"(pooled, position) are {_show_positions(own)}, but it evicted {_show(victims)}."
+    )
+
+
+def _against_reference(
+    vector: Vector, call_index: int, positions: list[int], sums: list[float], pooled: list[float]
+) -> str:
+    reference = reference_scores(vector, call_index)
+    if reference is None:
+        return "The reference has no policy at this call, so there are no scores to compare."
+    if positions != reference.positions:
+        return "Its kept positions differ from the reference's, so scores are not compared."
+    for index, position in enumerate(positions):
+        for name, ours, theirs in (
+            ("sum", sums[index], reference.sums[index]),
+            ("pooled score", pooled[index], reference.pooled[index]),
+        ):
+            if ours != theirs:
+                return (
+                    f"The first score that differs from the reference's is the {name} of "
+                    f"position {position} (kept index {index}): adapter {exact(ours)}, "
+                    f"reference {exact(theirs)}."
+                )
+    return "Its scores equal the reference's at every kept position."
+
+
+def reference_scores(vector: Vector, call_index: int) -> Any:
+    """The reference's :class:`conformance.policy.Scores` just before ``call_index``."""
+    from conformance.adapter import Session
+
+    session = Session()
+    for index, call in enumerate(vector.calls[:call_index]):
+        session.handle({**call.request, "id": index})
+    return None if session.policy is None else session.policy.scores()
+
+
+def expected_state(vector: Vector, call_index: int) -> _Tracker:
+    """The state the vector's expectations imply just before ``call_index``."""
+    tracker = _Tracker()
+    for call in vector.calls[:call_index]:
+        if call.expected_error is not None:
+            continue
+        if call.op == "new":
+            tracker.new(call.request["params"])
+        elif call.op == "step":
+            tracker.step(call.request["pos"])
+        elif call.op == "evict":
+            tracker.evict(call.expected_victims or [])
+    return tracker
+
+
+def exact(value: float) -> str:
+    """A float written so that nothing is lost: shortest repr and the hex form."""
+    return f"{value!r} ({value.hex()})"
+
+
+# -- small helpers -----------------------------------------------------------------------------
+
+
+def _victims_note(call: Call) -> str:
+    expected = call.expected_victims
+    return "" if expected is None else f" (expected victims {_show_positions(expected)})"
+
+
+def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in answer.items() if key != "id"}
+
+
+def _is_number(value: Any) -> bool:
+    return type(value) is int or type(value) is float
+
+
+def _show(value: Any, limit: int = 160) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _show_positions(positions: Sequence[int], limit: int = 16) -> str:
+    if len(positions) <= limit:
+        return "[" + ", ".join(str(p) for p in positions) + "]"
+    head = ", ".join(str(p) for p in positions[: limit // 2])
+    tail = ", ".join(str(p) for p in positions[-limit // 2 :])
+    return f"[{head}, ... {len(positions) - limit} more ..., {tail}]"

@@ -1,0 +1,184 @@
+"""``snapkv-conformance run``: replay the suite against an adapter and judge every answer.
+
+Exit status: 0 when every selected vector passed (known failures aside), 1 when any vector
+failed (crash and timeout included, and a known failure that now passes), 2 for a usage error,
+invalid vectors, or an adapter that cannot start or shake hands.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+HELP = "Run the vector suite against an adapter and judge every answer."
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def default_adapter() -> list[str]:
+    """The reference adapter, run by this Python (same as ``snapkv-conformance adapter``)."""
+    return [sys.executable, "-m", "conformance", "adapter"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="vector files or directories (default: the committed suite)",
+    )
+    parser.add_argument(
+        "--adapter",
+        metavar="CMD",
+        help="the adapter command, split like a POSIX shell splits it and run without a shell "
+        "(default: the Python reference adapter)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds allowed for each answer (default 10)",
+    )
+    parser.add_argument(
+        "-k",
+        dest="patterns",
+        action="append",
+        default=[],
+        metavar="PATTERN",
+        help="run only vectors whose id contains PATTERN, or matches it as a glob when it has "
+        "*, ? or [ (case-sensitive; repeat -k for any of several)",
+    )
+    parser.add_argument(
+        "--jobs",
+        type=_positive_int,
+        default=1,
+        metavar="N",
+        help="adapter processes run in parallel (default 1)",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="run only shard I of N: the vectors at index I-1 modulo N in the id-sorted selection",
+    )
+    parser.add_argument("--report", metavar="FILE.json", help="write the JSON report here")
+    parser.add_argument("--junit", metavar="FILE.xml", help="write JUnit XML here")
+    parser.add_argument(
+        "--known-failures",
+        metavar="FILE",
+        help="vector ids (one per line, '#' comments) whose failure does not fail the run; "
+        "a listed vector that passes does",
+    )
+    parser.add_argument(
+        "--write-known-failures",
+        metavar="FILE",
+        help="write the ids of the vectors that failed in this run to FILE",
+    )
+
+
+def _positive_float(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
+    return value
+
+
+def _error(message: str) -> int:
+    print(f"snapkv-conformance run: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance import report, resources, runner
+    from conformance.driver import AdapterStartError
+    from conformance.vectors import VectorError, load_suite
+
+    try:
+        adapter_argv = shlex.split(args.adapter) if args.adapter is not None else default_adapter()
+    except ValueError as error:
+        return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
+    if not adapter_argv:
+        return _error("--adapter is empty")
+    try:
+        shard = runner.parse_shard(args.shard) if args.shard is not None else None
+    except ValueError as error:
+        return _error(f"--shard: {error}")
+    try:
+        known = (
+            runner.read_known_failures(args.known_failures)
+            if args.known_failures is not None
+            else set()
+        )
+    except runner.KnownFailuresError as error:
+        return _error(str(error))
+    try:
+        paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
+        vectors = load_suite(paths)
+    except (VectorError, FileNotFoundError) as error:
+        return _error(f"invalid vectors: {error}")
+    problems = runner.runnable_problems(vectors)
+    if problems:
+        return _error("invalid vectors:\n  " + "\n  ".join(problems))
+    if not vectors:
+        return _error(f"no vectors found in {', '.join(paths)}")
+    selected = runner.select(vectors, args.patterns)
+    if not selected:
+        return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
+    unknown = sorted(known - {vector.id for vector in vectors})
+    for vector_id in unknown:
+        print(
+            f"warning: {args.known_failures} lists {vector_id!r}, which is not in the suite",
+            file=sys.stderr,
+        )
+
+    progress = report.ProgressLine(sys.stderr)
+    try:
+        result = runner.run_suite(
+            selected,
+            adapter_argv,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            shard=shard,
+            known_failures=known,
+            progress=progress,
+        )
+    except AdapterStartError as error:
+        return _error(str(error))
+    finally:
+        progress.finish()
+
+    context = report.RunContext(
+        paths=paths,
+        patterns=args.patterns,
+        known_failures_file=args.known_failures,
+        known_failures=frozenset(known),
+    )
+    print(report.format_summary(result, context))
+    try:
+        if args.report is not None:
+            report.write_json_report(args.report, result, context)
+        if args.junit is not None:
+            report.write_junit(args.junit, result, context)
+        if args.write_known_failures is not None:
+            failing = [r.vector_id for r in result.results if not r.passed]
+            who = result.handshake.describe() if result.handshake else " ".join(adapter_argv)
+            comment = f"written by snapkv-conformance run for {who}"
+            with open(args.write_known_failures, "w", encoding="utf-8") as out:
+                out.write(runner.format_known_failures(failing, comment))
+    except OSError as error:
+        return _error(f"cannot write: {error}")
+    return EXIT_OK if result.ok else EXIT_FAILED

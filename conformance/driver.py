@@ -1,0 +1,725 @@
+"""The protocol driver: talks to one adapter over protocol v1 (SPEC.md §3).
+
+:class:`AdapterProcess` runs an adapter program (an argv list, never a shell) and exchanges
+JSON Lines with it; :class:`InProcessAdapter` offers the same interface over
+:class:`conformance.adapter.Session` without a process (for mutants' fast path and for tests).
+
+Why threads: the runner pipelines a whole vector's requests before reading any answer. If one
+thread did both, a large vector could fill the adapter's stdin pipe while the adapter blocks
+on a full stdout pipe, and neither side would ever move. So a writer thread feeds stdin, a
+reader thread moves stdout lines into a queue, and a third thread drains stderr into a bounded
+tail. The calling thread only ever waits on the queue, always with a deadline, so every wait
+is bounded by the per-call timeout no matter what the adapter does.
+
+Every request gets an id from one counter per process, so an answer that arrives late (an
+adapter that answered a request twice) carries an id from an earlier exchange and is told apart
+from an answer with a wrong id.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+PROTOCOL_VERSION = 1
+#: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
+MAX_LINE = 16 * 1024 * 1024
+#: How much of the adapter's stderr is kept (the most recent bytes).
+STDERR_KEEP = 64 * 1024
+#: How many stderr lines a failure shows.
+STDERR_TAIL_LINES = 20
+#: How long ``close`` waits for an answer to ``bye`` and then for the exit, before killing.
+GRACE = 1.0
+#: Failure kinds of :class:`AdapterFailure`.
+FAILURE_KINDS = ("crash", "timeout", "protocol")
+
+
+class AdapterStartError(Exception):
+    """The adapter could not be started or did not complete the protocol v1 handshake."""
+
+    def __init__(self, message: str, stderr_tail: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.stderr_tail = stderr_tail
+
+    def __str__(self) -> str:
+        if not self.stderr_tail:
+            return self.message
+        return f"{self.message}\nadapter stderr (last lines):\n{self.stderr_tail}"
+
+
+class AdapterFailure(Exception):
+    """An exchange that went wrong below the level of answers: the stream cannot be trusted.
+
+    ``kind`` is ``crash`` (the adapter exited or closed its stdout), ``timeout`` (no answer
+    within the per-call timeout) or ``protocol`` (an answer line that is not a JSON object with
+    the expected id, or is too long, or is not UTF-8). ``call_index`` is the index, within the
+    exchange, of the request whose answer was being awaited. ``answers`` holds the answers
+    received before the failure. ``earlier`` is true when the offending line was an extra
+    answer to a request of the *previous* exchange (the adapter answered something twice);
+    ``call_index`` is then that request's index within the previous exchange (-1 if older).
+    ``exit_status`` is the exit status after a crash, when the process has exited.
+    """
+
+    def __init__(
+        self,
+        kind: str,
+        call_index: int,
+        detail: str,
+        stderr_tail: str = "",
+        *,
+        answers: Sequence[dict[str, Any]] = (),
+        exit_status: int | None = None,
+        earlier: bool = False,
+    ) -> None:
+        if kind not in FAILURE_KINDS:
+            raise ValueError(f"unknown failure kind {kind!r}")
+        super().__init__(detail)
+        self.kind = kind
+        self.call_index = call_index
+        self.detail = detail
+        self.stderr_tail = stderr_tail
+        self.answers = list(answers)
+        self.exit_status = exit_status
+        self.earlier = earlier
+
+    def __repr__(self) -> str:
+        return f"AdapterFailure({self.kind!r}, {self.call_index}, {self.detail!r})"
+
+
+@dataclass(frozen=True)
+class Handshake:
+    """What the adapter said about itself in its answer to ``hello``."""
+
+    name: str
+    language: str
+    version: str
+    protocol: int
+    capabilities: tuple[str, ...]
+    raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+    def describe(self) -> str:
+        """``name (language) version``, as reports print it."""
+        return f"{self.name} ({self.language}) {self.version}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "implementation": {
+                "name": self.name,
+                "language": self.language,
+                "version": self.version,
+            },
+            "protocol": self.protocol,
+            "capabilities": list(self.capabilities),
+        }
+
+
+def parse_handshake(answer: Any) -> Handshake:
+    """Check an answer to ``hello`` against protocol v1; raise :class:`AdapterStartError`."""
+    if not isinstance(answer, dict):
+        raise AdapterStartError(f"the answer to hello is not a JSON object: {_show(answer)}")
+    if answer.get("ok") is not True:
+        error = answer.get("error")
+        kind = error.get("kind") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        raise AdapterStartError(
+            f"the adapter refused hello for protocol {PROTOCOL_VERSION} "
+            f"({kind}: {message}); it speaks another protocol version"
+        )
+    if answer.get("protocol") != PROTOCOL_VERSION or type(answer.get("protocol")) is not int:
+        raise AdapterStartError(
+            f"the adapter answered hello with protocol {_show(answer.get('protocol'))}, "
+            f"this runner speaks protocol {PROTOCOL_VERSION}"
+        )
+    implementation = answer.get("implementation")
+    if not isinstance(implementation, dict):
+        raise AdapterStartError("the answer to hello has no implementation object")
+    for name in ("name", "language", "version"):
+        if not isinstance(implementation.get(name), str):
+            raise AdapterStartError(
+                f"the answer to hello has no string implementation.{name}: "
+                f"{_show(implementation.get(name))}"
+            )
+    capabilities = answer.get("capabilities", [])
+    if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
+        raise AdapterStartError(
+            f"capabilities in the answer to hello must be a list of strings, "
+            f"got {_show(capabilities)}"
+        )
+    return Handshake(
+        name=implementation["name"],
+        language=implementation["language"],
+        version=implementation["version"],
+        protocol=PROTOCOL_VERSION,
+        capabilities=tuple(capabilities),
+        raw=answer,
+    )
+
+
+class Prepared:
+    """Requests (without ids) made ready for an exchange, encoded at most once.
+
+    The runner prepares each vector once; a process adapter uses :attr:`bodies` (each request
+    as compact JSON without its opening brace, so an id is spliced in without re-encoding the
+    attention arrays), an in-process adapter uses :attr:`requests` as they are.
+    """
+
+    __slots__ = ("_bodies", "requests")
+
+    def __init__(self, requests: Sequence[Mapping[str, Any]]) -> None:
+        self.requests = tuple(requests)
+        self._bodies: tuple[bytes, ...] | None = None
+
+    def __len__(self) -> int:
+        return len(self.requests)
+
+    @property
+    def bodies(self) -> tuple[bytes, ...]:
+        if self._bodies is None:
+            self._bodies = tuple(encode_body(request) for request in self.requests)
+        return self._bodies
+
+
+def prepare(requests: Sequence[Mapping[str, Any]] | Prepared) -> Prepared:
+    """Wrap ``requests`` for :meth:`AdapterProcess.exchange` (a no-op on a Prepared)."""
+    return requests if isinstance(requests, Prepared) else Prepared(requests)
+
+
+def encode_body(request: Mapping[str, Any]) -> bytes:
+    """A request as compact JSON minus its opening ``{``, plus the newline: ``"op":...}\\n``."""
+    fields = {key: value for key, value in request.items() if key != "id"}
+    text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    if text == "{}":
+        return b"}\n"
+    return text[1:].encode() + b"\n"
+
+
+def _show(value: Any, limit: int = 120) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _status_text(status: int | None) -> str:
+    if status is None:
+        return "still running"
+    if status < 0:
+        try:
+            return f"killed by signal {signal.Signals(-status).name}"
+        except ValueError:
+            return f"killed by signal {-status}"
+    return f"exit status {status}"
+
+
+class _StderrTail:
+    """The most recent bytes of a stream, kept in bounded memory."""
+
+    def __init__(self, keep: int = STDERR_KEEP) -> None:
+        self._chunks: deque[bytes] = deque()
+        self._size = 0
+        self._keep = keep
+        self._lock = threading.Lock()
+
+    def add(self, chunk: bytes) -> None:
+        with self._lock:
+            self._chunks.append(chunk)
+            self._size += len(chunk)
+            while self._size - len(self._chunks[0]) >= self._keep:
+                self._size -= len(self._chunks.popleft())
+
+    def text(self, lines: int = STDERR_TAIL_LINES) -> str:
+        with self._lock:
+            data = b"".join(self._chunks)[-self._keep :]
+        decoded = data.decode("utf-8", errors="replace").rstrip("\n")
+        return "\n".join(decoded.splitlines()[-lines:]) if decoded else ""
+
+
+# Markers the reader thread puts on the line queue besides complete lines.
+_EOF = "eof"
+_PARTIAL = "partial"
+_OVERLONG = "overlong"
+
+
+class AdapterProcess:
+    """One adapter program speaking protocol v1 over its stdin/stdout.
+
+    ``argv`` is run without a shell in its own process group (so a wrapper script's children
+    die with it). ``timeout`` bounds the wait for each answer; ``max_line`` caps an answer's
+    length; ``grace`` is how long :meth:`close` waits after ``bye`` before killing.
+    """
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        timeout: float = 10.0,
+        *,
+        max_line: int = MAX_LINE,
+        grace: float = GRACE,
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+    ) -> None:
+        if not argv:
+            raise ValueError("the adapter command is empty")
+        self.argv = [str(arg) for arg in argv]
+        self.timeout = timeout
+        self.max_line = max_line
+        self.grace = grace
+        self.env = dict(env) if env is not None else None
+        self.cwd = cwd
+        self.handshake: Handshake | None = None
+        #: Problems seen while closing (an adapter that ignored ``bye``, ...), for reports.
+        self.close_problems: list[str] = []
+        #: An extra answer to the last exchange, found while waiting for the answer to ``bye``.
+        self.bye_failure: AdapterFailure | None = None
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._lines: queue.Queue[tuple[str, bytes]] = queue.Queue()
+        self._writes: queue.Queue[bytes | None] = queue.Queue()
+        self._stderr = _StderrTail()
+        self._stderr_done = threading.Event()
+        self._next_id = 1
+        self._previous_first = 1  # first id of the previous exchange, to place extra answers
+        self._current_first = 1
+        self._exit_status: int | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------
+
+    def start(self) -> Handshake:
+        """Start the program and shake hands; raise :class:`AdapterStartError` on any fault."""
+        if self._proc is not None:
+            raise RuntimeError("the adapter is already running; use restart()")
+        self._spawn()
+        try:
+            (answer,) = self.exchange([{"op": "hello", "protocol": PROTOCOL_VERSION}])
+        except AdapterFailure as failure:
+            tail = self.stderr_tail()
+            self._kill()
+            raise AdapterStartError(
+                f"the adapter {shlex.join(self.argv)} did not complete the handshake: "
+                f"{failure.detail}",
+                tail,
+            ) from None
+        try:
+            self.handshake = parse_handshake(answer)
+        except AdapterStartError as error:
+            error.stderr_tail = self.stderr_tail()
+            self._kill()
+            raise
+        return self.handshake
+
+    def restart(self) -> Handshake:
+        """Kill the program (no ``bye``: it may be hung) and start it again."""
+        self._kill()
+        return self.start()
+
+    def close(self) -> None:
+        """Say ``bye``, wait a short grace period for the exit, then kill. Idempotent."""
+        if self._proc is None:
+            return
+        if self._proc.poll() is None:
+            saved, self.timeout = self.timeout, min(self.timeout, self.grace)
+            try:
+                self.exchange([{"op": "bye"}])
+            except AdapterFailure as failure:
+                if failure.earlier:
+                    self.bye_failure = failure  # the runner blames the vector it belongs to
+                else:
+                    self.close_problems.append(f"the answer to bye was wrong: {failure.detail}")
+            finally:
+                self.timeout = saved
+            self._writes.put(None)  # close stdin: an adapter that ignored bye may stop at EOF
+            try:
+                self._proc.wait(self.grace)
+            except subprocess.TimeoutExpired:
+                self.close_problems.append(
+                    f"the adapter did not exit within {self.grace:g} s after bye; killed it"
+                )
+        self._kill()
+
+    def kill(self) -> None:
+        """Kill the program at once, without ``bye`` (on interruption)."""
+        self._kill()
+
+    def __enter__(self) -> AdapterProcess:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        return self._proc is not None and self._proc.poll() is None
+
+    @property
+    def pid(self) -> int | None:
+        return None if self._proc is None else self._proc.pid
+
+    def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
+        """The last ``lines`` lines the adapter wrote to stderr (undecodable bytes replaced)."""
+        # Give the drain thread a moment: stderr written just before a crash is the useful part.
+        if self._proc is not None and self._proc.poll() is not None:
+            self._stderr_done.wait(0.2)
+        return self._stderr.text(lines)
+
+    # -- the exchange ----------------------------------------------------------------------
+
+    def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
+        """Send every request (pipelined), then read one answer per request, in order.
+
+        Ids are assigned here; any ``id`` in a request is replaced. Raises
+        :class:`AdapterFailure` when the stream cannot be trusted; the adapter should then be
+        restarted before it is used again.
+        """
+        if self._proc is None:
+            raise RuntimeError("the adapter is not running; call start() first")
+        prepared = prepare(requests)
+        first = self._next_id
+        self._previous_first, self._current_first = self._current_first, first
+        self._next_id += len(prepared)
+        payload = b"".join(
+            b'{"id":%d,%s' % (first + index, body) for index, body in enumerate(prepared.bodies)
+        )
+        self._writes.put(payload)
+        answers: list[dict[str, Any]] = []
+        for index in range(len(prepared)):
+            line = self._next_line(index, answers)
+            answers.append(self._decode(line, index, first, answers))
+        return answers
+
+    def _next_line(self, index: int, answers: list[dict[str, Any]]) -> bytes:
+        deadline = time.monotonic() + self.timeout
+        while True:
+            try:
+                tag, data = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                raise self._failure(
+                    "timeout",
+                    index,
+                    f"no answer within {self.timeout:g} s",
+                    answers,
+                ) from None
+            if tag != "line":
+                break
+            if data.strip():  # blank lines are ignored (SPEC.md §3.1)
+                return data
+        if tag == _OVERLONG:
+            raise self._failure(
+                "protocol",
+                index,
+                f"the answer line is longer than {self.max_line} bytes (not read further); "
+                f"it starts {_show(data[:80])}",
+                answers,
+            )
+        status = self._wait_exit()
+        if tag == _PARTIAL:
+            detail = (
+                f"the adapter stopped in the middle of its answer and exited "
+                f"({_status_text(status)}); the unfinished line: {_show(data[:200])}"
+            )
+        elif status is None:
+            detail = "the adapter closed its stdout without answering"
+        else:
+            detail = f"the adapter exited ({_status_text(status)}) without answering"
+        raise self._failure("crash", index, detail, answers, exit_status=status)
+
+    def _decode(
+        self, line: bytes, index: int, first: int, answers: list[dict[str, Any]]
+    ) -> dict[str, Any]:
+        try:
+            text = line.decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise self._failure(
+                "protocol",
+                index,
+                f"the answer is not UTF-8 ({error.reason} at byte {error.start}): "
+                f"{_show(line[:120])}",
+                answers,
+            ) from None
+        try:
+            answer = json.loads(text)
+        except ValueError as error:
+            raise self._failure(
+                "protocol",
+                index,
+                f"the answer is not JSON ({error}): {_show(text[:120])}",
+                answers,
+            ) from None
+        if not isinstance(answer, dict):
+            raise self._failure(
+                "protocol",
+                index,
+                f"the answer is not a JSON object: {_show(answer)}",
+                answers,
+            )
+        expected = first + index
+        got = answer.get("id")
+        if got != expected or type(got) is not int:
+            raise self._wrong_id(got, expected, index, first, answers, answer)
+        return answer
+
+    def _wrong_id(
+        self,
+        got: Any,
+        expected: int,
+        index: int,
+        first: int,
+        answers: list[dict[str, Any]],
+        answer: dict[str, Any],
+    ) -> AdapterFailure:
+        if type(got) is int and 1 <= got < first:
+            # Placed within the previous exchange when it belongs there (the usual case).
+            earlier_index = got - self._previous_first if got >= self._previous_first else -1
+            return self._failure(
+                "protocol",
+                earlier_index,
+                f"an extra answer with id {got} arrived after all answers to its exchange: "
+                "the adapter answered that request twice",
+                answers,
+                earlier=True,
+            )
+        if type(got) is int and first <= got < expected:
+            return self._failure(
+                "protocol",
+                index,
+                f"request {got - first} of this exchange was answered twice (a second answer "
+                f"with id {got} came where the answer with id {expected} was due)",
+                answers,
+            )
+        if got is None and answer.get("ok") is False:
+            error = answer.get("error")
+            return self._failure(
+                "protocol",
+                index,
+                f"the adapter could not read the request (it answered with id null: "
+                f"{_show(error)})",
+                answers,
+            )
+        return self._failure(
+            "protocol",
+            index,
+            f"the answer has id {_show(got)}, expected {expected}",
+            answers,
+        )
+
+    def _failure(
+        self,
+        kind: str,
+        index: int,
+        detail: str,
+        answers: list[dict[str, Any]],
+        *,
+        exit_status: int | None = None,
+        earlier: bool = False,
+    ) -> AdapterFailure:
+        return AdapterFailure(
+            kind,
+            index,
+            detail,
+            self.stderr_tail(),
+            answers=answers,
+            exit_status=exit_status,
+            earlier=earlier,
+        )
+
+    # -- process plumbing ------------------------------------------------------------------
+
+    def _spawn(self) -> None:
+        env = None if self.env is None else {**os.environ, **self.env}
+        try:
+            proc = subprocess.Popen(
+                self.argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=env,
+                cwd=self.cwd,
+                start_new_session=os.name == "posix",
+            )
+        except OSError as error:
+            raise AdapterStartError(
+                f"cannot run the adapter {shlex.join(self.argv)}: {error}"
+            ) from None
+        self._proc = proc
+        self._exit_status = None
+        self._next_id = self._previous_first = self._current_first = 1
+        # Fresh queues per process: threads of a killed process cannot leak into the next one.
+        self._lines = queue.Queue()
+        self._writes = queue.Queue()
+        self._stderr = _StderrTail()
+        self._stderr_done = threading.Event()
+        assert proc.stdin and proc.stdout and proc.stderr
+        for target, args in (
+            (_write_loop, (proc.stdin, self._writes)),
+            (_read_loop, (proc.stdout, self._lines, self.max_line)),
+            (_drain_loop, (proc.stderr, self._stderr, self._stderr_done)),
+        ):
+            threading.Thread(target=target, args=args, daemon=True).start()
+
+    def _wait_exit(self) -> int | None:
+        """The exit status once stdout has ended (None if it keeps running past the grace)."""
+        assert self._proc is not None
+        try:
+            self._exit_status = self._proc.wait(min(self.grace, self.timeout))
+        except subprocess.TimeoutExpired:
+            return None
+        return self._exit_status
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is None:
+            return
+        self._writes.put(None)
+        if proc.poll() is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                if os.name == "posix":
+                    os.killpg(proc.pid, signal.SIGKILL)
+                else:
+                    proc.kill()
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(5.0)
+        # The reader threads close stdout and stderr at EOF. Closing them here could block on
+        # a read in progress if some grandchild escaped the process group and holds the pipe.
+
+
+def _write_loop(stdin: Any, writes: queue.Queue[bytes | None]) -> None:
+    """Feed stdin until told to stop or the adapter stops reading."""
+    try:
+        while True:
+            payload = writes.get()
+            if payload is None:
+                break
+            stdin.write(payload)
+            stdin.flush()
+    except (OSError, ValueError):
+        pass  # the adapter is gone; the reader will report it
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stdin.close()
+
+
+def _read_loop(stdout: Any, lines: queue.Queue[tuple[str, bytes]], max_line: int) -> None:
+    """Move stdout lines to the queue; stop at EOF or at a line longer than ``max_line``."""
+    try:
+        while True:
+            line = stdout.readline(max_line + 1)
+            if not line:
+                break
+            if line.endswith(b"\n"):
+                lines.put(("line", line))
+            elif len(line) > max_line:
+                lines.put((_OVERLONG, line[:200]))
+                return
+            else:
+                lines.put((_PARTIAL, line))
+                break
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stdout.close()
+    lines.put((_EOF, b""))
+
+
+def _drain_loop(stderr: Any, tail: _StderrTail, done: threading.Event) -> None:
+    """Read stderr continuously so a chatty adapter never blocks on a full pipe."""
+    try:
+        while True:
+            chunk = stderr.read1(65536)
+            if not chunk:
+                break
+            tail.add(chunk)
+    except (OSError, ValueError):
+        pass
+    finally:
+        with contextlib.suppress(OSError, ValueError):
+            stderr.close()
+        done.set()
+
+
+class InProcessAdapter:
+    """The :class:`AdapterProcess` interface over an in-process :class:`Session`.
+
+    ``factory`` builds the policy for ``new`` (the reference's by default, or a mutant's).
+    Answers go through the JSON encoder and decoder, so they look exactly as a process's
+    would; an exception escaping the session counts as a crash.
+    """
+
+    def __init__(
+        self,
+        factory: Callable[..., Any] | None = None,
+        implementation: Mapping[str, str] | None = None,
+        timeout: float = 10.0,
+    ) -> None:
+        from conformance.policy import new_policy
+
+        self.factory = factory or new_policy
+        self.implementation = implementation
+        self.timeout = timeout  # unused: in-process calls cannot hang the runner's waits
+        self.handshake: Handshake | None = None
+        self.close_problems: list[str] = []
+        self.bye_failure: AdapterFailure | None = None
+        self._session: Any = None
+
+    def start(self) -> Handshake:
+        from conformance.adapter import Session
+
+        self._session = Session(self.factory, self.implementation)
+        (answer,) = self.exchange([{"op": "hello", "protocol": PROTOCOL_VERSION}])
+        self.handshake = parse_handshake(answer)
+        return self.handshake
+
+    def restart(self) -> Handshake:
+        return self.start()
+
+    def close(self) -> None:
+        self._session = None
+
+    kill = close
+
+    def __enter__(self) -> InProcessAdapter:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    @property
+    def running(self) -> bool:
+        return self._session is not None
+
+    def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
+        return ""
+
+    def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
+        from conformance.adapter import encode
+
+        if self._session is None:
+            raise RuntimeError("the adapter is not running; call start() first")
+        answers: list[dict[str, Any]] = []
+        for index, request in enumerate(prepare(requests).requests):
+            try:
+                answer = self._session.handle({**request, "id": index + 1})
+                answers.append(json.loads(encode(answer)))
+            except Exception as error:  # a mutant's bug: a real process would die here
+                self._session = None
+                raise AdapterFailure(
+                    "crash",
+                    index,
+                    f"the in-process adapter raised {type(error).__name__}: {error}",
+                    answers=answers,
+                ) from error
+        return answers
+
+
+#: What the runner drives: a process or in-process adapter.
+Adapter = AdapterProcess | InProcessAdapter
