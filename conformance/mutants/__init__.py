@@ -1,0 +1,113 @@
+"""The mutant catalogue: plausible wrong ports of SnapKV, used to measure the suite's power.
+
+Each mutant is the reference policy with one porting mistake (a one-method override), recorded
+with the SPEC.md rule it breaks, where the mistake comes from in practice, and a witness
+scenario on which it answers differently from the reference. ``snapkv-conformance mutants``
+replays the suite against every mutant; a vector *kills* a mutant when the mutant fails it.
+
+The families, one module each: :mod:`~conformance.mutants.summation` (how window sums are
+accumulated), :mod:`~conformance.mutants.ring` (what a step writes, where and when),
+:mod:`~conformance.mutants.pooling`, :mod:`~conformance.mutants.selection` (how many victims,
+which candidates, what order), :mod:`~conformance.mutants.params` (construction) and
+:mod:`~conformance.mutants.steps` (which positions and weights a step accepts, and the error
+kinds of its refusals).
+"""
+
+from __future__ import annotations
+
+from conformance.mutants import params, pooling, ring, selection, steps, summation  # noqa: F401
+from conformance.mutants._base import Mutant, registered
+
+#: The families in the order SPEC.md §2 meets them: construction, step, ring, sums, pooling,
+#: selection.
+FAMILIES = ("params", "steps", "ring", "summation", "pooling", "selection")
+#: Every catalogued mutant, by family and then in the order each family module lists them.
+CATALOGUE: tuple[Mutant, ...] = tuple(
+    sorted(registered(), key=lambda mutant: FAMILIES.index(mutant.family))
+)
+BY_NAME: dict[str, Mutant] = {m.name: m for m in CATALOGUE}
+
+#: Mistakes considered for the catalogue and dropped because no input can tell them from the
+#: reference (victims and error kinds are all a vector observes), each with the argument.
+EQUIVALENT: tuple[tuple[str, str], ...] = (
+    (
+        "float64-history",
+        "Storing the ring as float64 instead of float32: every weight is narrowed to float32 "
+        "before it is stored, and widening a float32 to float64 is exact, so every sum is the "
+        "same bit for bit.",
+    ),
+    (
+        "sum-from-negative-zero",
+        "Starting the accumulator at -0.0: weights are never negative, and -0.0 + x == x for "
+        "every x >= +0.0 except -0.0 itself, so a sum can only come out as -0.0 where the "
+        "reference has +0.0; the two compare equal, so the ranking and the victims are the same "
+        "(only a scores answer could show the sign, and scores carry no expectation).",
+    ),
+    (
+        "recent-by-admission-order",
+        "Protecting the recentWindow most recently admitted kept positions instead of the "
+        "highest: positions strictly increase, so the two are the same entries.",
+    ),
+    (
+        "sort-by-index-not-position",
+        "Breaking ties by kept-list index instead of position, or returning victims sorted by "
+        "index: the kept list is ascending, so index order is position order.",
+    ),
+    (
+        "full-sort-vs-partial-selection",
+        "Ranking with a heap, a partial sort (argpartition) or a full sort: every method that "
+        "returns the k smallest (pooled, position) pairs returns the same set, since positions "
+        "are unique and so the pairs are totally ordered.",
+    ),
+    (
+        "pooling-split-into-halves",
+        "Computing the window maximum as max(left half, right half), or with a monotonic deque "
+        "(van Herk/Gil-Werman): max is exact, associative and commutative, so any grouping "
+        "gives the same value.",
+    ),
+    (
+        "integral-float-params-accepted",
+        "Accepting 4.0 as the integer 4 (for params, seed or pos): SPEC.md leaves this to the "
+        "port, so no vector sends an integral value written as 4.0 and the mutant is not a "
+        "mistake.",
+    ),
+    (
+        "seed-used",
+        "Seeding an Rng from the seed: SnapKV never draws from it, so nothing observable "
+        "depends on it (a port that *refused* some seeds would be observable, and is not in "
+        "the catalogue only because no porter has a reason to).",
+    ),
+)
+
+
+def names() -> list[str]:
+    """The catalogued mutant names, in catalogue order."""
+    return [mutant.name for mutant in CATALOGUE]
+
+
+def lookup(name: str) -> Mutant:
+    """The mutant called ``name``; raise KeyError with the list of names when there is none."""
+    try:
+        return BY_NAME[name]
+    except KeyError:
+        raise KeyError(
+            f"unknown mutant {name!r}; the catalogue has: {', '.join(names())}"
+        ) from None
+
+
+def mutant_adapter_main(name: str) -> int:
+    """Serve the mutant ``name`` over protocol v1 on stdin/stdout (exit 2 for an unknown name).
+
+    The ``hello`` answer names the implementation ``mutant:<name>``.
+    """
+    import sys
+
+    from conformance import adapter
+    from conformance.mutants.killing import implementation
+
+    try:
+        mutant = lookup(name)
+    except KeyError as error:
+        print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
+        return 2
+    return adapter.main(mutant.factory, implementation(mutant))

@@ -1,0 +1,178 @@
+"""Selection mistakes: how many victims, from which candidates, in what order, broken how.
+
+SPEC.md §2 evict: ``k = max(0, len(kept) - budget)``; candidates are all kept positions but the
+``recentWindow`` highest; the ``k`` candidates with the smallest ``(pooled, position)`` are
+evicted (ties evict the lower position) and returned in ascending position order.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+
+import numpy as np
+
+from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
+from conformance.policy import SnapKV
+
+
+@contextmanager
+def budget_override(policy: SnapKV, budget: int) -> Iterator[None]:
+    """Run the reference's evict as if the budget were ``budget`` (restored afterwards)."""
+    real = policy.params
+    policy.params = replace(real, budget=budget)
+    try:
+        yield
+    finally:
+        policy.params = real
+
+
+@mutant(
+    "ties-to-higher-position",
+    rule="§2 evict: equal pooled scores evict the lower position",
+    origin="a max-heap or a descending sort on position as the secondary key; or `<=` "
+    "where `<` was meant when scanning for the minimum",
+    keywords=("tie", "ties"),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
+)
+class TiesToHigherPosition(SnapKV):
+    """Equal pooled scores evict the higher position."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        candidates = self.candidate_count()
+        positions = self._positions[:candidates]
+        return np.lexsort((-positions, pooled[:candidates]))[:count]
+
+
+@mutant(
+    "victims-in-rank-order",
+    rule="§2 evict: victims are returned in ascending position order",
+    origin="returning the victims as they come off the sort or the heap (lowest score first)",
+    keywords=("ascending", "rank order"),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), step(2, [0.5, 0.25]), EVICT)),
+)
+class VictimsInRankOrder(SnapKV):
+    """Returns the victims in rank order (lowest pooled score first), not ascending."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        victims = super().select(pooled, count)
+        self._rank_order = [int(self._positions[index]) for index in victims]
+        return victims
+
+    def order_victims(self, victims: np.ndarray) -> list[int]:
+        return self._rank_order
+
+
+@mutant(
+    "one-victim-per-evict",
+    rule="§2 evict: one call evicts max(0, len(kept) - budget) positions, possibly many",
+    origin="assuming the harness evicts after every step, so the cache is at most one over "
+    "budget (`len(kept) <= budget + 1`)",
+    keywords=("several steps", "many victims", "bulk", "multi-victim", "several victims"),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 3), EVICT)),
+)
+class OneVictimPerEvict(SnapKV):
+    """Evicts at most one position per call."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        return super().select(pooled, min(count, 1))
+
+
+@mutant(
+    "evict-count-off-by-one",
+    rule="§2 evict: k = max(0, len(kept) - budget), leaving exactly budget positions",
+    origin="evicting while `len(kept) >= budget` (to make room for the next admission) "
+    "rather than while `len(kept) > budget`",
+    keywords=("budget", "right count", "count"),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
+)
+class EvictCountOffByOne(SnapKV):
+    """Evicts down to ``budget - 1`` kept positions whenever it evicts at all."""
+
+    def evict(self) -> list[int]:
+        if self._count <= self.params.budget:
+            return []
+        with budget_override(self, self.params.budget - 1):
+            return super().evict()
+
+
+@mutant(
+    "greedy-rescoring",
+    rule="§2 evict: all k victims are chosen from one scoring of the kept list",
+    origin="implementing a bulk eviction as k single evictions, re-pooling after each removal "
+    "(neighbourhoods close up, so later victims change)",
+    keywords=("one scoring", "rescor", "re-pool", "one ranking"),
+    witness=Witness(
+        params(4, 0, 1, 5), (*steps(0, 5), step(5, [0.5, 0.25, 0.0, 0.25, 0.0]), EVICT)
+    ),
+)
+class GreedyRescoring(SnapKV):
+    """Evicts one victim at a time, recomputing sums and pooling after each removal."""
+
+    def evict(self) -> list[int]:
+        budget = self.params.budget
+        victims: list[int] = []
+        while self._count > budget:
+            with budget_override(self, self._count - 1):
+                victims += super().evict()
+        return sorted(victims)
+
+
+@mutant(
+    "rank-by-sums",
+    rule="§2 evict: candidates are ranked by pooled score",
+    origin="computing the pooled scores (they show in debug output) but ranking by the raw sums",
+    keywords=("pooled", "pooling", "defend"),
+    witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [0.5, 0.25, 1.0]), EVICT)),
+)
+class RankBySums(SnapKV):
+    """Ranks candidates by their window sums; pooling is computed and ignored."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        return super().select(self.window_sums(), count)
+
+
+@mutant(
+    "recent-made-candidates",
+    rule="§2 evict: the recentWindow highest kept positions are never candidates",
+    origin="dropping the recent-window guard, or applying it only to the positions admitted "
+    "since the last eviction",
+    keywords=("recent", "protected"),
+    witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), step(2, [1.0, 1.0]), EVICT)),
+)
+class RecentMadeCandidates(SnapKV):
+    """Every kept position is a candidate: the recent window protects nothing."""
+
+    def candidate_count(self) -> int:
+        return self._count
+
+
+@mutant(
+    "recent-window-one-short",
+    rule="§2 evict: exactly the recentWindow highest kept positions are protected",
+    origin="an off-by-one in the guard (`i < n - recent + 1`, or `recent - 1` from a 1-based "
+    "source)",
+    keywords=("recent window", "recentWindow", "off-by-one"),
+    witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), step(2, [1.0, 1.0]), EVICT)),
+)
+class RecentWindowOneShort(SnapKV):
+    """Protects only the ``recentWindow - 1`` highest positions."""
+
+    def candidate_count(self) -> int:
+        return min(super().candidate_count() + 1, self._count)
+
+
+@mutant(
+    "recent-window-one-long",
+    rule="§2 evict: exactly the recentWindow highest kept positions are protected",
+    origin="an off-by-one in the guard (`i < n - recent - 1`, or protecting the position "
+    "being admitted on top of the window)",
+    keywords=("recent window", "recentWindow", "off-by-one"),
+    witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), step(2, [1.0, 0.0]), EVICT)),
+)
+class RecentWindowOneLong(SnapKV):
+    """Protects the ``recentWindow + 1`` highest positions."""
+
+    def candidate_count(self) -> int:
+        return max(super().candidate_count() - 1, 0)
