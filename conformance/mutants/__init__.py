@@ -103,11 +103,10 @@ def mutant_adapter_main(name: str) -> int:
     import sys
 
     from conformance import adapter
-    from conformance.mutants.killing import implementation
 
     try:
         mutant = lookup(name)
     except KeyError as error:
         print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
         return 2
-    return adapter.main(mutant.factory, implementation(mutant))
+    return adapter.main(mutant.factory, mutant.implementation())

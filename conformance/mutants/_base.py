@@ -106,6 +106,12 @@ class Mutant:
         """A policy factory for :class:`conformance.adapter.Session`."""
         return self.policy(params, seed)
 
+    def implementation(self) -> dict[str, str]:
+        """The ``implementation`` its adapter announces in the ``hello`` answer."""
+        from conformance import __version__
+
+        return {"name": f"mutant:{self.name}", "language": "python", "version": __version__}
+
     def names_mistake(self, description: str) -> bool:
         """True when ``description`` names this mistake (contains one of the keywords)."""
         text = description.lower()
