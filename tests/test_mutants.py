@@ -1,0 +1,122 @@
+"""The mutant catalogue and the kill matrix (issue 5).
+
+Every catalogued mutant must be a real difference from the reference (its witness scenario is
+answered differently), the committed suite must kill every one of them, and for each one at
+least one killing vector must say, in its description, which mistake it guards against.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+
+import pytest
+
+from conformance.mutants import CATALOGUE, EQUIVALENT, FAMILIES, lookup, names
+from conformance.mutants._base import outcome, replay
+from conformance.policy import new_policy
+
+KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
+
+
+def test_the_catalogue_has_at_least_25_distinct_kebab_case_mutants():
+    assert len(CATALOGUE) >= 25
+    assert len(set(names())) == len(CATALOGUE)
+    assert all(KEBAB.match(name) for name in names())
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE, ids=lambda m: m.name)
+def test_each_entry_names_its_rule_origin_and_keywords(mutant):
+    assert mutant.family in FAMILIES
+    assert mutant.rule.startswith("§"), "the rule quotes a SPEC.md section"
+    assert mutant.origin and mutant.doc
+    assert mutant.keywords and all(keyword.strip() for keyword in mutant.keywords)
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE, ids=lambda m: m.name)
+def test_each_mutant_differs_from_the_reference_on_its_witness(mutant):
+    requests = mutant.witness.requests()
+    expected = [outcome(answer) for answer in replay(new_policy, requests)]
+    actual = [outcome(answer) for answer in replay(mutant.factory, requests)]
+    assert actual != expected
+
+
+def test_the_brief_s_mistakes_are_all_catalogued():
+    required = {
+        "ties-to-higher-position",
+        "victims-in-rank-order",
+        "float32-accumulation",
+        "pairwise-summation",
+        "reversed-slot-order",
+        "chronological-order",
+        "kahan-summation",
+        "running-sum",
+        "null-advances-ring",
+        "null-writes-zeros",
+        "stale-history-on-reuse",
+        "pool-over-position-numbers",
+        "forward-only-pooling",
+        "wrap-around-pooling",
+        "average-pooling",
+        "recent-excluded-from-pooling",
+        "recent-made-candidates",
+        "recent-window-one-short",
+        "recent-window-one-long",
+        "one-victim-per-evict",
+        "even-kernel-accepted",
+        "zero-obs-window-accepted",
+        "recent-window-equal-budget-accepted",
+        "negative-weights-accepted",
+        "refused-step-still-admits",
+        "gaps-refused",
+        "positions-truncated-16-bit",
+        "attention-judged-before-position",
+        "wrong-length-bad-request",
+    }
+    assert required <= set(names())
+
+
+def test_dropped_equivalent_mutants_are_argued_and_not_catalogued():
+    assert EQUIVALENT
+    for name, argument in EQUIVALENT:
+        assert name not in names()
+        assert len(argument) > 40
+
+
+def test_lookup_of_an_unknown_name_lists_the_catalogue():
+    with pytest.raises(KeyError, match="ties-to-higher-position"):
+        lookup("no-such-mutant")
+
+
+def _adapter(*args: str, stdin: bytes = b"") -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", "adapter", *args],
+        input=stdin,
+        capture_output=True,
+        timeout=30,
+        check=False,
+    )
+
+
+def test_adapter_serves_a_mutant_under_its_own_name():
+    requests = (
+        b'{"id":1,"op":"hello","protocol":1}\n'
+        b'{"id":2,"op":"new","params":{"budget":1,"recentWindow":0,"obsWindow":1,'
+        b'"poolKernel":1},"seed":0}\n'
+        b'{"id":3,"op":"step","pos":0,"attn":null}\n'
+        b'{"id":4,"op":"step","pos":1,"attn":null}\n'
+        b'{"id":5,"op":"evict"}\n{"id":6,"op":"bye"}\n'
+    )
+    done = _adapter("--mutant", "ties-to-higher-position", stdin=requests)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert b'"name":"mutant:ties-to-higher-position"' in lines[0]
+    assert lines[4] == b'{"id":5,"ok":true,"victims":[1]}'  # the reference evicts 0
+
+
+def test_adapter_refuses_an_unknown_mutant_with_the_list_of_names():
+    done = _adapter("--mutant", "no-such-mutant")
+    assert done.returncode == 2
+    assert b"unknown mutant 'no-such-mutant'" in done.stderr
+    assert b"running-sum" in done.stderr
