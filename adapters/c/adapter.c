@@ -269,11 +269,12 @@ static int read_attention(session *s, size_t attn, size_t *n, int *null_attn, ve
     if (list->type != JSON_ARRAY)
         return refuse(v, "invalid-attention", "attn must be null or a list, got %s",
                       excerpt(s, attn, text, sizeof text));
-    if (list->count > s->weights_cap) {
+    /* Never NULL, even for an empty list: snapkv_step reads a NULL attn as a null step. */
+    if (list->count > s->weights_cap || s->weights == NULL) {
         free(s->weights);
-        s->weights = malloc(list->count * sizeof *s->weights);
+        s->weights_cap = list->count > 64 ? list->count : 64;
+        s->weights = malloc(s->weights_cap * sizeof *s->weights);
         if (s->weights == NULL) die("out of memory");
-        s->weights_cap = list->count;
     }
     for (i = attn + 1; i < list->end; i = s->doc.nodes[i].end, k++) {
         if (s->doc.nodes[i].type != JSON_NUMBER)
