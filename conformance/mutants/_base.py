@@ -89,8 +89,8 @@ class Mutant:
     ``rule`` quotes the SPEC.md rule the mutant breaks (SPEC.md §2 is the policy, §3 the
     protocol); ``origin`` says in one line where the mistake comes from in practice;
     ``keywords`` are phrases a vector description uses when it names this mistake (matched
-    case-insensitively; a vector guards against the mutant when it kills it *and* its
-    description contains one of them).
+    case-insensitively, as is the mutant's own name; a vector guards against the mutant when
+    it kills it *and* its description contains one of them).
     """
 
     name: str
@@ -113,9 +113,10 @@ class Mutant:
         return {"name": f"mutant:{self.name}", "language": "python", "version": __version__}
 
     def names_mistake(self, description: str) -> bool:
-        """True when ``description`` names this mistake (contains one of the keywords)."""
+        """True when ``description`` names this mistake: it contains the mutant's name or one of
+        its keywords."""
         text = description.lower()
-        return any(keyword.lower() in text for keyword in self.keywords)
+        return any(keyword.lower() in text for keyword in (self.name, *self.keywords))
 
 
 _REGISTRY: list[Mutant] = []

@@ -1,4 +1,4 @@
-"""Construction mistakes: parameters a port accepts that SPEC.md §2 refuses with invalid-params.
+"""Construction mistakes: parameters a port accepts that SPEC.md §2.1 refuses with invalid-params.
 
 Each mutant validates a *substitute* of the offending value with the reference's own rules, then
 constructs with the value it was given (or, where that value cannot work, the one a port would
@@ -50,7 +50,7 @@ def _as_int(value: Any, raw: Mapping[str, Any]) -> int:
 
 @mutant(
     "even-kernel-accepted",
-    rule="§2 construction: poolKernel must be odd",
+    rule="§2.1: poolKernel must be odd",
     origin="checking only `poolKernel >= 1`; an even kernel then pools over a lopsided "
     "window (r = (k - 1) / 2 rounds down)",
     keywords=("even",),
@@ -71,7 +71,7 @@ class EvenKernelAccepted(SnapKV):
 
 @mutant(
     "zero-obs-window-accepted",
-    rule="§2 construction: obsWindow >= 1",
+    rule="§2.1: obsWindow >= 1",
     origin="an unsigned size checked only for overflow; the port then treats a zero window "
     "as one slot",
     keywords=("obsWindow 0", "zero obsWindow", "zero window", "obswindow of zero"),
@@ -86,7 +86,7 @@ class ZeroObsWindowAccepted(SnapKV):
 
 @mutant(
     "recent-window-equal-budget-accepted",
-    rule="§2 construction: recentWindow < budget",
+    rule="§2.1: recentWindow < budget",
     origin="`recentWindow <= budget` where `<` was meant; every kept position can then be "
     "protected",
     keywords=("recentWindow = budget", "recentWindow equal", "equals budget", "equal to budget"),
@@ -107,7 +107,7 @@ class RecentWindowEqualBudgetAccepted(SnapKV):
 
 @mutant(
     "param-above-int31-accepted",
-    rule="§2 construction: every parameter is at most 2^31 - 1",
+    rule="§2.1: every parameter is at most 2^31 - 1",
     origin="64-bit or unsigned integers in the port, with no upper bound checked",
     keywords=("2^31", "too large", "above int31", "out-of-range"),
     witness=Witness(params(2**31, 1, 2, 1)),
@@ -127,7 +127,7 @@ class ParamAboveInt31Accepted(SnapKV):
 
 @mutant(
     "boolean-param-accepted",
-    rule="§2 construction: a boolean parameter is refused",
+    rule="§2.1: a boolean parameter is refused",
     origin="Python's `isinstance(True, int)`, or a JSON reader that coerces true to 1",
     keywords=("boolean",),
     witness=Witness({"budget": 4, "recentWindow": 1, "obsWindow": True, "poolKernel": 1}),
@@ -141,7 +141,7 @@ class BooleanParamAccepted(SnapKV):
 
 @mutant(
     "fractional-param-truncated",
-    rule="§2 construction: a non-integral parameter (4.5) is refused",
+    rule="§2.1: a non-integral parameter (4.5) is refused",
     origin="reading every JSON number as a double and casting to int (`(int)4.5 == 4`)",
     keywords=("non-integral", "fraction", "4.5"),
     witness=Witness({"budget": 4.5, "recentWindow": 1, "obsWindow": 2, "poolKernel": 1}),

@@ -1,6 +1,6 @@
 """Pooling mistakes: which sums a position's pooled score is the maximum of.
 
-SPEC.md §2 evict: ``pooled[i] = max(sums[j])`` for kept indices ``j`` in ``[i - r, i + r]``
+SPEC.md §2.4: ``pooled[i] = max(sums[j])`` for kept indices ``j`` in ``[i - r, i + r]``
 clamped to the kept list, ``r = (poolKernel - 1) / 2``; neighbours are adjacent kept entries (not
 position numbers) and the protected recent entries count as neighbours.
 """
@@ -29,7 +29,7 @@ def radius(policy: SnapKV) -> int:
 
 @mutant(
     "pool-over-position-numbers",
-    rule="§2 evict: neighbours are adjacent kept entries, not adjacent position numbers",
+    rule="§2.4: neighbours are adjacent kept entries, not adjacent position numbers",
     origin="the paper pools over token indices of a dense prompt; after evictions leave holes, "
     "a port still pools over positions within r by number",
     keywords=("position numbers", "across eviction holes", "kept-entry adjacency", "holes"),
@@ -60,7 +60,7 @@ FORWARD_WITNESS = Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [1.0, 0.25,
 
 @mutant(
     "forward-only-pooling",
-    rule="§2 evict: the pooling window is [i - r, i + r], centred",
+    rule="§2.4: the pooling window is [i - r, i + r], centred",
     origin="a pooling loop over `j = i .. i + k - 1` with the padding forgotten, as one C++ "
     "engine does: the window only looks ahead",
     keywords=("forward-only", "centred", "centered", "both sides", "both directions"),
@@ -75,7 +75,7 @@ class ForwardOnlyPooling(SnapKV):
 
 @mutant(
     "backward-only-pooling",
-    rule="§2 evict: the pooling window is [i - r, i + r], centred",
+    rule="§2.4: the pooling window is [i - r, i + r], centred",
     origin="a causal (look-back only) pooling window, natural in decode loops that only see "
     "the past",
     keywords=("backward-only", "centred", "centered", "both sides", "both directions"),
@@ -90,7 +90,7 @@ class BackwardOnlyPooling(SnapKV):
 
 @mutant(
     "kernel-as-radius",
-    rule="§2 evict: r = (poolKernel - 1) / 2",
+    rule="§2.4: r = (poolKernel - 1) / 2",
     origin="reading poolKernel as a half-width (`window = 2 * poolKernel + 1`)",
     keywords=("kernel", "radius", "half-width"),
     witness=Witness(params(4, 1, 1, 3), (*steps(0, 4), step(4, [1.0, 0.5, 0.0, 0.25]), EVICT)),
@@ -105,7 +105,7 @@ class KernelAsRadius(SnapKV):
 
 @mutant(
     "wrap-around-pooling",
-    rule="§2 evict: the pooling window is clamped to the kept list at both ends",
+    rule="§2.4: the pooling window is clamped to the kept list at both ends",
     origin="circular padding, or indexing `sums[(i + d) % n]` so the first and last kept "
     "entries become neighbours",
     keywords=("wrap", "clamp"),
@@ -124,7 +124,7 @@ class WrapAroundPooling(SnapKV):
 
 @mutant(
     "average-pooling",
-    rule="§2 evict: pooled scores are the maximum over the window, not the mean",
+    rule="§2.4: pooled scores are the maximum over the window, not the mean",
     origin="the official SnapKV code defaults to `F.avg_pool1d` (zero padding, divided by "
     "the kernel)",
     keywords=("average", "avg_pool", "mean"),
@@ -143,7 +143,7 @@ class AveragePooling(SnapKV):
 
 @mutant(
     "recent-excluded-from-pooling",
-    rule="§2 evict: the protected recent entries count as neighbours in the pooling",
+    rule="§2.4: the protected recent entries count as neighbours in the pooling",
     origin="slicing the candidates off first (`sums[:-recent]`) and pooling only the slice",
     keywords=("recent entries", "defend", "neighbours", "neighbors"),
     witness=Witness(params(4, 2, 1, 3), (*steps(0, 4), step(4, [1.0, 0.25, 0.5, 2.0]), EVICT)),
@@ -160,7 +160,7 @@ class RecentExcludedFromPooling(SnapKV):
 
 @mutant(
     "pool-then-sum",
-    rule="§2 evict: sum each ring first, then max-pool the sums",
+    rule="§2.4: sum each ring first, then max-pool the sums",
     origin="max-pooling each step's attention row (as the prefill paper pools the votes) and "
     "summing the pooled rows over the window",
     keywords=("pool-then-sum", "pooled per step", "per step"),

@@ -1,6 +1,6 @@
 """Ring mistakes: what a step writes into the history rings, where, and when.
 
-SPEC.md §2 step: a non-null ``attn`` writes one column at the shared cursor and advances it; a
+SPEC.md §2.3: a non-null ``attn`` writes one column at the shared cursor and advances it; a
 ``null`` attn writes nothing and does not move it; the admitted position starts with an all-zero
 history; a refused call changes nothing.
 """
@@ -25,7 +25,7 @@ NULL_STEP_WITNESS = Witness(
 
 @mutant(
     "null-advances-ring",
-    rule="§2 step: a null attn writes nothing and does not move the cursor",
+    rule="§2.3: a null attn writes nothing and does not move the cursor",
     origin="the cursor increment sits outside the `if (attn != NULL)` block, so the window "
     "counts calls rather than observed steps and keeps a stale weight for another cycle",
     keywords=("null", "inert"),
@@ -45,7 +45,7 @@ class NullAdvancesRing(SnapKV):
 
 @mutant(
     "null-writes-zeros",
-    rule="§2 step: a null attn writes nothing and does not move the cursor",
+    rule="§2.3: a null attn writes nothing and does not move the cursor",
     origin="treating a missing attention vector as all-zero attention (`attn or [0] * n`)",
     keywords=("null", "zeros"),
     witness=NULL_STEP_WITNESS,
@@ -60,7 +60,7 @@ class NullWritesZeros(SnapKV):
 
 @mutant(
     "empty-attention-as-null",
-    rule="§2 step: a list attn (even an empty one, when nothing is kept) advances the cursor",
+    rule="§2.3: a list attn (even an empty one, when nothing is kept) advances the cursor",
     origin="an empty array and a missing one look the same through a C pointer-and-length API "
     "or a truthiness test (`if not attn`), so an empty list is treated as null",
     keywords=("empty list", "empty attention", "empty attn"),
@@ -76,7 +76,7 @@ class EmptyAttentionAsNull(SnapKV):
 
 @mutant(
     "stale-history-on-reuse",
-    rule="§2 step: the admitted position starts with an all-zero history, never a stale one",
+    rule="§2.3: the admitted position starts with an all-zero history, never a stale one",
     origin="a fixed array of budget + 1 slots with a free list: the newcomer takes the evicted "
     "position's slot and its ring is not cleared",
     keywords=("stale", "reuse", "reused"),
@@ -122,7 +122,7 @@ def valid_prefix(attn: list[Any]) -> np.ndarray:
 
 @mutant(
     "partial-write-on-refusal",
-    rule="§2 step: a refused call changes nothing",
+    rule="§2.3: a refused call changes nothing",
     origin="validating each weight inside the write loop (`if (w < 0) return ERR; "
     "hist[i][slot] = w;`), so the weights before the bad one are already written",
     keywords=("atomic", "changes nothing", "partial"),
@@ -148,7 +148,7 @@ class PartialWriteOnRefusal(SnapKV):
 
 @mutant(
     "refused-step-still-admits",
-    rule="§2 step: a refused call changes nothing (the position is not admitted)",
+    rule="§2.3: a refused call changes nothing (the position is not admitted)",
     origin="admitting the position as soon as it is validated, before the attention is checked",
     keywords=("atomic", "changes nothing", "still admit", "refused step"),
     witness=Witness(params(1, 0, 1, 1), (step(0), step(1, [1.0, 1.0]), step(1), EVICT)),

@@ -1,6 +1,6 @@
 """Selection mistakes: how many victims, from which candidates, in what order, broken how.
 
-SPEC.md §2 evict: ``k = max(0, len(kept) - budget)``; candidates are all kept positions but the
+SPEC.md §2.4: ``k = max(0, len(kept) - budget)``; candidates are all kept positions but the
 ``recentWindow`` highest; the ``k`` candidates with the smallest ``(pooled, position)`` are
 evicted (ties evict the lower position) and returned in ascending position order.
 """
@@ -30,7 +30,7 @@ def budget_override(policy: SnapKV, budget: int) -> Iterator[None]:
 
 @mutant(
     "ties-to-higher-position",
-    rule="§2 evict: equal pooled scores evict the lower position",
+    rule="§2.4: equal pooled scores evict the lower position",
     origin="a max-heap or a descending sort on position as the secondary key; or `<=` "
     "where `<` was meant when scanning for the minimum",
     keywords=("tie", "ties"),
@@ -47,7 +47,7 @@ class TiesToHigherPosition(SnapKV):
 
 @mutant(
     "victims-in-rank-order",
-    rule="§2 evict: victims are returned in ascending position order",
+    rule="§2.4: victims are returned in ascending position order",
     origin="returning the victims as they come off the sort or the heap (lowest score first)",
     keywords=("ascending", "rank order"),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), step(2, [0.5, 0.25]), EVICT)),
@@ -66,7 +66,7 @@ class VictimsInRankOrder(SnapKV):
 
 @mutant(
     "one-victim-per-evict",
-    rule="§2 evict: one call evicts max(0, len(kept) - budget) positions, possibly many",
+    rule="§2.4: one call evicts max(0, len(kept) - budget) positions, possibly many",
     origin="assuming the harness evicts after every step, so the cache is at most one over "
     "budget (`len(kept) <= budget + 1`)",
     keywords=("several steps", "many victims", "bulk", "multi-victim", "several victims"),
@@ -81,7 +81,7 @@ class OneVictimPerEvict(SnapKV):
 
 @mutant(
     "evict-count-off-by-one",
-    rule="§2 evict: k = max(0, len(kept) - budget), leaving exactly budget positions",
+    rule="§2.4: k = max(0, len(kept) - budget), leaving exactly budget positions",
     origin="evicting while `len(kept) >= budget` (to make room for the next admission) "
     "rather than while `len(kept) > budget`",
     keywords=("budget", "right count", "count"),
@@ -99,7 +99,7 @@ class EvictCountOffByOne(SnapKV):
 
 @mutant(
     "greedy-rescoring",
-    rule="§2 evict: all k victims are chosen from one scoring of the kept list",
+    rule="§2.4: all k victims are chosen from one scoring of the kept list",
     origin="implementing a bulk eviction as k single evictions, re-pooling after each removal "
     "(neighbourhoods close up, so later victims change)",
     keywords=("one scoring", "rescor", "re-pool", "one ranking"),
@@ -121,7 +121,7 @@ class GreedyRescoring(SnapKV):
 
 @mutant(
     "rank-by-sums",
-    rule="§2 evict: candidates are ranked by pooled score",
+    rule="§2.4: candidates are ranked by pooled score",
     origin="computing the pooled scores (they show in debug output) but ranking by the raw sums",
     keywords=("pooled", "pooling", "defend"),
     witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [0.5, 0.25, 1.0]), EVICT)),
@@ -135,7 +135,7 @@ class RankBySums(SnapKV):
 
 @mutant(
     "recent-made-candidates",
-    rule="§2 evict: the recentWindow highest kept positions are never candidates",
+    rule="§2.4: the recentWindow highest kept positions are never candidates",
     origin="dropping the recent-window guard, or applying it only to the positions admitted "
     "since the last eviction",
     keywords=("recent", "protected"),
@@ -150,7 +150,7 @@ class RecentMadeCandidates(SnapKV):
 
 @mutant(
     "recent-window-one-short",
-    rule="§2 evict: exactly the recentWindow highest kept positions are protected",
+    rule="§2.4: exactly the recentWindow highest kept positions are protected",
     origin="an off-by-one in the guard (`i < n - recent + 1`, or `recent - 1` from a 1-based "
     "source)",
     keywords=("recent window", "recentWindow", "off-by-one"),
@@ -165,7 +165,7 @@ class RecentWindowOneShort(SnapKV):
 
 @mutant(
     "recent-window-one-long",
-    rule="§2 evict: exactly the recentWindow highest kept positions are protected",
+    rule="§2.4: exactly the recentWindow highest kept positions are protected",
     origin="an off-by-one in the guard (`i < n - recent - 1`, or protecting the position "
     "being admitted on top of the window)",
     keywords=("recent window", "recentWindow", "off-by-one"),

@@ -1,6 +1,6 @@
 """Step mistakes: which positions and weights a step accepts, and how it refuses the rest.
 
-SPEC.md §2 step: ``pos`` is an integer in ``[0, 2^31 - 1]`` strictly above every position
+SPEC.md §2.3: ``pos`` is an integer in ``[0, 2^31 - 1]`` strictly above every position
 admitted before (gaps allowed), else ``invalid-position``; ``attn`` is null or exactly
 ``len(kept)`` numbers (kept as before this step's admission), each narrowed to float32 and then
 refused when infinite or negative (``-0.0`` is zero), else ``invalid-attention``; the position
@@ -22,7 +22,7 @@ ONE = params(1, 0, 1, 1)
 
 @mutant(
     "gaps-refused",
-    rule="§2 step: positions only have to increase; gaps are allowed",
+    rule="§2.3: positions only have to increase; gaps are allowed",
     origin="assuming decode positions are consecutive (`pos == last + 1`), true of a plain "
     "decode loop but not of a harness that skips or batches",
     keywords=("gap",),
@@ -41,7 +41,7 @@ class GapsRefused(SnapKV):
 
 @mutant(
     "equal-position-accepted",
-    rule="§2 step: pos must be strictly greater than every position admitted before",
+    rule="§2.3: pos must be strictly greater than every position admitted before",
     origin="`pos < last` where `pos <= last` was meant in the monotonicity check",
     keywords=("equal", "repeat", "strictly"),
     witness=Witness(ONE, (step(0), step(0))),
@@ -57,7 +57,7 @@ class EqualPositionAccepted(SnapKV):
 
 @mutant(
     "position-checked-against-kept",
-    rule="§2 step: pos must exceed every position admitted before, evicted ones included",
+    rule="§2.3: pos must exceed every position admitted before, evicted ones included",
     origin="comparing with the highest *kept* position (`kept.back()`), which falls when the "
     "newest position is evicted",
     keywords=("evicted", "admitted before", "ever admitted"),
@@ -73,7 +73,7 @@ class PositionCheckedAgainstKept(SnapKV):
 
 @mutant(
     "position-above-int31-accepted",
-    rule="§2 step: pos is at most 2^31 - 1",
+    rule="§2.3: pos is at most 2^31 - 1",
     origin="positions held in 64-bit or unsigned 32-bit integers with no upper bound checked",
     keywords=("2^31", "above int31", "too large", "out-of-range"),
     witness=Witness(ONE, (step(2**31),)),
@@ -90,7 +90,7 @@ class PositionAboveInt31Accepted(SnapKV):
 
 @mutant(
     "positions-truncated-16-bit",
-    rule="§2 step: positions are integers up to 2^31 - 1, returned as given",
+    rule="§2.3: positions are integers up to 2^31 - 1, returned as given",
     origin="a compact `uint16_t` position array sized for short contexts",
     keywords=("16-bit", "16 bit", "near 2^31", "large position", "truncat"),
     witness=Witness(ONE, (step(65536), step(65537), EVICT)),
@@ -105,7 +105,7 @@ class PositionsTruncated16Bit(SnapKV):
 
 @mutant(
     "non-integer-position-bad-request",
-    rule="§2 step / §3: a pos that is not an integer is invalid-position, not bad-request",
+    rule="§2.3, §3.3: a pos that is not an integer is invalid-position, not bad-request",
     origin="schema-validating the whole request up front, so a mistyped field is reported as "
     "a malformed request",
     keywords=("not an integer", "non-integer", "invalid-position"),
@@ -122,7 +122,7 @@ class NonIntegerPositionBadRequest(SnapKV):
 
 @mutant(
     "attention-judged-before-position",
-    rule="§2 step: the position is judged before the attention",
+    rule="§2.3, §3.4: the position is judged before the attention",
     origin="validating fields in the order the port reads them, or attention first because "
     "it is the expensive one",
     keywords=("judged before", "before the attention", "judgement order", "order of judgement"),
@@ -141,7 +141,7 @@ class AttentionJudgedBeforePosition(SnapKV):
 
 @mutant(
     "admitted-before-recording",
-    rule="§2 step: attn has len(kept) weights, kept as before this step's admission",
+    rule="§2.3: attn has len(kept) weights, kept as before this step's admission",
     origin="appending the new position first and then writing the step's attention over "
     "every kept position, the new one included",
     keywords=("before this step's admission", "before admission", "wrong length", "length"),
@@ -164,7 +164,7 @@ class AdmittedBeforeRecording(SnapKV):
 
 @mutant(
     "wrong-length-bad-request",
-    rule="§2 step / §3: an attn of the wrong length is invalid-attention, not bad-request",
+    rule="§2.3, §3.3: an attn of the wrong length is invalid-attention, not bad-request",
     origin="checking the array length in the request decoder and reporting a malformed request",
     keywords=("wrong length", "too short", "too long", "invalid-attention"),
     witness=Witness(ONE, (step(0), step(1, []))),
@@ -184,7 +184,7 @@ def _is_number(weight: Any) -> bool:
 
 @mutant(
     "negative-weights-accepted",
-    rule="§2 step: a weight that narrows to a negative float32 is refused",
+    rule="§2.3: a weight that narrows to a negative float32 is refused",
     origin="checking only for NaN and infinity; attention weights are never negative in a "
     "real model, so nobody thought to refuse them",
     keywords=("negative",),
@@ -204,7 +204,7 @@ class NegativeWeightsAccepted(SnapKV):
 
 @mutant(
     "range-checked-before-narrowing",
-    rule="§2 step: each weight is narrowed to float32 first and judged after",
+    rule="§2.3: each weight is narrowed to float32 first and judged after",
     origin="validating the parsed double (finite, >= 0) and narrowing afterwards, so 1e39 "
     "passes as a finite double and is stored as float32 infinity",
     keywords=("float32 range", "beyond float32", "narrow"),
@@ -228,7 +228,7 @@ class RangeCheckedBeforeNarrowing(SnapKV):
 
 @mutant(
     "negative-zero-refused",
-    rule="§2 step: -0.0 counts as zero and is accepted",
+    rule="§2.3: -0.0 counts as zero and is accepted",
     origin="testing the sign bit (`signbit(w)`, `Math.sign`, `w.is_sign_negative()`) instead "
     "of `w < 0`",
     keywords=("-0.0", "negative zero"),
@@ -247,7 +247,7 @@ class NegativeZeroRefused(SnapKV):
 
 @mutant(
     "boolean-weight-accepted",
-    rule="§2 step: booleans inside attn are not numbers (invalid-attention)",
+    rule="§2.3: booleans inside attn are not numbers (invalid-attention)",
     origin="Python's `isinstance(True, int)` or JavaScript's `Number(true)`: true becomes 1.0",
     keywords=("boolean", "not a number", "non-number"),
     witness=Witness(ONE, (step(0), step(1, [True]))),

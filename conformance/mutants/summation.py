@@ -1,6 +1,6 @@
 """Summation mistakes: window sums that are not float64, slot index order, from ``+0.0``.
 
-SPEC.md §2 pins ``sums[i]`` as ``history[i][0] + history[i][1] + ...``, each float32 widened,
+SPEC.md §2.4 pins ``sums[i]`` as ``history[i][0] + history[i][1] + ...``, each float32 widened,
 accumulated left to right in float64 from ``+0.0`` and recomputed at every eviction. Every
 mutant here changes only the rounding, so each witness is a ring on which the change moves a
 sum by one unit in the last place: enough to turn a tie into an order, or an order into a tie.
@@ -61,7 +61,7 @@ class RowState(SnapKV):
 
 @mutant(
     "float32-accumulation",
-    rule="§2 evict: sums are accumulated in float64 (each float32 weight widened first)",
+    rule="§2.4: sums are accumulated in float64 (each float32 weight widened first)",
     origin="the history is float32, so the accumulator is declared float32 too "
     "(`float sum = 0` in C, a float32 tensor on GPU)",
     keywords=("float32 accumulation", "float32 sum", "accumulated in float32"),
@@ -79,7 +79,7 @@ class Float32Accumulation(RowState):
 
 @mutant(
     "pairwise-summation",
-    rule="§2 evict: sums are accumulated left to right, not pairwise",
+    rule="§2.4: sums are accumulated left to right, not pairwise",
     origin="`np.sum(history, axis=1)` / `torch.sum`: numpy sums 8 or more elements pairwise",
     keywords=("pairwise",),
     witness=ring_trap(8, [[1.0, 0.0, EPS53, EPS53, 0.0, 0.0, 0.0, 0.0], [1.0]]),
@@ -93,7 +93,7 @@ class PairwiseSummation(RowState):
 
 @mutant(
     "reversed-slot-order",
-    rule="§2 evict: sums run over slots in index order 0 upward",
+    rule="§2.4: sums run over slots in index order 0 upward",
     origin="a loop written `for (s = obs - 1; s >= 0; --s)`, or summing a ring read newest first",
     keywords=("reversed", "reverse order", "descending slot"),
     witness=ring_trap(3, [[1.0, EPS53, EPS53], [1.0]]),
@@ -110,7 +110,7 @@ class ReversedSlotOrder(RowState):
 
 @mutant(
     "chronological-order",
-    rule="§2 evict: sums run over slots in index order, not chronological order",
+    rule="§2.4: sums run over slots in index order, not chronological order",
     origin="summing the window 'oldest first', starting at the cursor and wrapping round, "
     "as a time-series port naturally would",
     keywords=("chronological", "oldest first"),
@@ -132,7 +132,7 @@ class ChronologicalOrder(RowState):
 
 @mutant(
     "kahan-summation",
-    rule="§2 evict: plain float64 accumulation, no compensated (Kahan) summation",
+    rule="§2.4: plain float64 accumulation, no compensated (Kahan) summation",
     origin="a well-meant accuracy improvement: Kahan is what numerics guides recommend",
     keywords=("kahan", "compensated"),
     witness=ring_trap(3, [[1.0, EPS53, EPS53], [1.0]]),
@@ -153,7 +153,7 @@ class KahanSummation(RowState):
 
 @mutant(
     "running-sum",
-    rule="§2 evict: sums are recomputed from the ring at every eviction, no running totals",
+    rule="§2.4: sums are recomputed from the ring at every eviction, no running totals",
     origin="the obvious O(1) optimisation: keep a total, add the new weight, subtract the one "
     "it overwrites; the rounding drifts",
     keywords=("running sum", "running total", "incremental"),
@@ -179,7 +179,7 @@ class RunningSum(RowState):
 
 @mutant(
     "per-position-cursor",
-    rule="§2 step: one ring cursor `slot` is shared by every kept position",
+    rule="§2.3: one ring cursor `slot` is shared by every kept position",
     origin="a ring buffer object per token, each with its own write index starting at 0, so "
     "each ring holds the same weights rotated and sums them in a different order",
     keywords=("shared cursor", "per-position cursor", "own cursor"),

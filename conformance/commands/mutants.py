@@ -1,0 +1,159 @@
+"""``snapkv-conformance mutants``: measure the suite against the catalogue of wrong ports.
+
+Replays every vector on every catalogued mutant (in process, judged by the same checker as
+``run``) and prints the kill matrix: each mutant, killed or SURVIVED, and the vectors that kill
+it, those whose description names the mistake first. Exit status: 0 when every mutant is
+killed, 1 when any survives, 2 for a usage error or vectors that cannot be loaded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
+
+EXIT_OK, EXIT_SURVIVOR, EXIT_USAGE = 0, 1, 2
+SHOWN_IDS = 3
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="vector files or directories (default: the committed suite)",
+    )
+    parser.add_argument(
+        "--list", action="store_true", help="list the catalogue (name, rule, origin) and exit"
+    )
+    parser.add_argument(
+        "--mutant",
+        dest="selected",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="judge only this mutant (repeat for several)",
+    )
+    parser.add_argument("--json", metavar="FILE", help="write the full kill matrix as JSON here")
+    parser.add_argument(
+        "--markdown",
+        action="store_true",
+        help="print the matrix as the Markdown tables of README's 'The suite's power'",
+    )
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="list every killing vector, not the first few"
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance import mutants
+
+    try:
+        selected = [mutants.lookup(name) for name in args.selected] or list(mutants.CATALOGUE)
+    except KeyError as error:
+        print(f"snapkv-conformance mutants: {error.args[0]}", file=sys.stderr)
+        return EXIT_USAGE
+    if args.list:
+        print(format_catalogue(selected))
+        return EXIT_OK
+    vectors = _load(args.paths)
+    if vectors is None:
+        return EXIT_USAGE
+    from conformance.mutants.killing import kill_matrix
+
+    matrix = kill_matrix(vectors, selected, progress=_progress if sys.stderr.isatty() else None)
+    if sys.stderr.isatty():
+        sys.stderr.write("\r\033[K")
+    print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
+    if args.json:
+        with open(args.json, "w", encoding="utf-8") as out:
+            json.dump(matrix.to_json(), out, indent=2)
+            out.write("\n")
+    return EXIT_SURVIVOR if matrix.survivors else EXIT_OK
+
+
+def _load(paths: list[str]) -> list[Any] | None:
+    from conformance import resources
+    from conformance.runner import runnable_problems
+    from conformance.vectors import VectorError, load_suite
+
+    try:
+        vectors = load_suite(paths or [resources.suite_dir()])
+    except (VectorError, FileNotFoundError) as error:
+        print(f"snapkv-conformance mutants: {error}", file=sys.stderr)
+        return None
+    problems = runnable_problems(vectors)
+    if problems:
+        for problem in problems:
+            print(f"snapkv-conformance mutants: {problem}", file=sys.stderr)
+        return None
+    if not vectors:
+        print("snapkv-conformance mutants: no vectors found", file=sys.stderr)
+        return None
+    return vectors
+
+
+def _progress(mutant: Any, done: int, total: int) -> None:
+    sys.stderr.write(f"\r\033[K[{done}/{total}] {mutant.name}")
+    sys.stderr.flush()
+
+
+def format_catalogue(catalogue: list[Any]) -> str:
+    """One block per mutant: name and family, the rule it breaks, where it comes from."""
+    blocks = [f"{m.name} ({m.family})\n  breaks: {m.rule}\n  origin: {m.origin}" for m in catalogue]
+    return "\n".join(blocks) + f"\n{len(catalogue)} mutants"
+
+
+def _ids(row: Any, verbose: bool) -> str:
+    ordered = row.guards + [vid for vid in row.killers if vid not in row.guards]
+    if verbose or len(ordered) <= SHOWN_IDS:
+        return ", ".join(ordered)
+    return ", ".join(ordered[:SHOWN_IDS]) + f" (+{len(ordered) - SHOWN_IDS} more)"
+
+
+def format_matrix(matrix: Any, verbose: bool = False) -> str:
+    """The kill matrix as text: a line per mutant, then the strongest and weakest vectors."""
+    width = max(len(row.mutant.name) for row in matrix.rows)
+    lines = [f"{'mutant':<{width}}  {'verdict':<8}  kills  vectors (naming the mistake first)"]
+    for row in matrix.rows:
+        state = "killed" if row.killed else "SURVIVED"
+        note = "" if row.guards or not row.killed else "  [no killing vector names it]"
+        lines.append(
+            f"{row.mutant.name:<{width}}  {state:<8}  {len(row.killers):>5}  "
+            f"{_ids(row, verbose)}{note}"
+        )
+    strongest = ", ".join(f"{vid} ({kills})" for vid, kills in matrix.strongest())
+    weakest = matrix.weakest()
+    lines += [
+        "",
+        f"strongest vectors: {strongest or 'none'}",
+        f"vectors killing no mutant: {len(weakest)} of {len(matrix.vectors)}",
+        f"{len(matrix.rows)} mutants: {len(matrix.rows) - len(matrix.survivors)} killed, "
+        f"{len(matrix.survivors)} survived",
+    ]
+    return "\n".join(lines)
+
+
+def format_markdown(matrix: Any) -> str:
+    """README's tables: a row per mutant, then the strongest vectors."""
+    killed = len(matrix.rows) - len(matrix.survivors)
+    weakest = matrix.weakest()
+    lines = [
+        f"{len(matrix.rows)} mutants, {killed} killed, {len(matrix.survivors)} survived, "
+        f"by {len(matrix.vectors)} vectors; {len(weakest)} vectors kill no mutant.",
+        "",
+        "| mutant | breaks | killed by | guarded by (names the mistake) |",
+        "|---|---|---:|---|",
+    ]
+    for row in matrix.rows:
+        guard = f"`{row.guards[0]}`" if row.guards else "—"
+        if len(row.guards) > 1:
+            guard += f" (+{len(row.guards) - 1})"
+        killers = str(len(row.killers)) if row.killed else "**survived**"
+        lines.append(f"| `{row.mutant.name}` | {row.mutant.rule} | {killers} | {guard} |")
+    lines += ["", "| strongest vectors | mutants killed |", "|---|---:|"]
+    lines += [f"| `{vid}` | {kills} |" for vid, kills in matrix.strongest(8)]
+    return "\n".join(lines)

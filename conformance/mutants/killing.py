@@ -1,0 +1,129 @@
+"""The kill matrix: which vectors each mutant fails, replayed in process.
+
+Each vector is replayed on a fresh in-process adapter (:class:`conformance.driver.
+InProcessAdapter`) serving the mutant, and judged by :func:`conformance.checker.judge`, the
+same checker ``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not
+``pass``. The real adapter process path is the runner's; this one skips process start-up and
+pipes, which is what makes judging ~50 mutants against the whole suite cheap enough for CI.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from conformance.checker import PASS, judge
+from conformance.driver import AdapterFailure, InProcessAdapter
+from conformance.mutants._base import Mutant
+from conformance.vectors import Vector
+
+
+def verdict(mutant: Mutant, vector: Vector) -> str:
+    """The checker's verdict on ``mutant`` replaying ``vector`` (``"pass"`` if it survives)."""
+    adapter = InProcessAdapter(mutant.factory, mutant.implementation())
+    adapter.start()
+    failure: AdapterFailure | None = None
+    try:
+        answers = adapter.exchange([call.request for call in vector.calls])
+    except AdapterFailure as caught:
+        failure, answers = caught, caught.answers
+    finally:
+        adapter.close()
+    return judge(vector, answers, failure=failure).verdict
+
+
+@dataclass
+class MutantRow:
+    """One mutant's line of the matrix: the vectors that kill it, with the checker's verdicts.
+
+    ``guards`` are the killers whose description names the mistake: what a porter who made it
+    should read first.
+    """
+
+    mutant: Mutant
+    killers: dict[str, str] = field(default_factory=dict)  # vector id -> verdict
+    guards: list[str] = field(default_factory=list)
+
+    @property
+    def killed(self) -> bool:
+        return bool(self.killers)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.mutant.name,
+            "family": self.mutant.family,
+            "rule": self.mutant.rule,
+            "origin": self.mutant.origin,
+            "killed": self.killed,
+            "guarded": bool(self.guards),
+            "guards": self.guards,
+            "killers": [{"id": vid, "verdict": v} for vid, v in self.killers.items()],
+        }
+
+
+@dataclass
+class KillMatrix:
+    """Every mutant's row, in catalogue order, over one suite (vectors in suite order)."""
+
+    vectors: list[Vector]
+    rows: list[MutantRow]
+
+    @property
+    def survivors(self) -> list[Mutant]:
+        return [row.mutant for row in self.rows if not row.killed]
+
+    @property
+    def unguarded(self) -> list[Mutant]:
+        """Killed mutants that no killing vector names (the suite catches, but cannot explain)."""
+        return [row.mutant for row in self.rows if row.killed and not row.guards]
+
+    def kills_per_vector(self) -> dict[str, int]:
+        """How many mutants each vector kills, in suite order."""
+        counts = {vector.id: 0 for vector in self.vectors}
+        for row in self.rows:
+            for vector_id in row.killers:
+                counts[vector_id] += 1
+        return counts
+
+    def strongest(self, count: int = 5) -> list[tuple[str, int]]:
+        """The vectors that kill the most mutants (ties by id)."""
+        ranked = sorted(self.kills_per_vector().items(), key=lambda item: (-item[1], item[0]))
+        return [item for item in ranked[:count] if item[1] > 0]
+
+    def weakest(self) -> list[str]:
+        """The vectors that kill no mutant."""
+        return [vid for vid, kills in self.kills_per_vector().items() if kills == 0]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mutants": len(self.rows),
+            "killed": sum(row.killed for row in self.rows),
+            "survived": [m.name for m in self.survivors],
+            "unguarded": [m.name for m in self.unguarded],
+            "vectors": len(self.vectors),
+            "kills_per_vector": self.kills_per_vector(),
+            "rows": [row.to_json() for row in self.rows],
+        }
+
+
+def kill_matrix(
+    vectors: Sequence[Vector],
+    mutants: Iterable[Mutant],
+    progress: Callable[[Mutant, int, int], None] | None = None,
+) -> KillMatrix:
+    """Replay every vector on every mutant and collect the kills."""
+    mutants = list(mutants)
+    rows = []
+    for done, mutant in enumerate(mutants, 1):
+        row = MutantRow(mutant)
+        for vector in vectors:
+            result = verdict(mutant, vector)
+            if result != PASS:
+                row.killers[vector.id] = result
+                if mutant.names_mistake(vector.description):
+                    row.guards.append(vector.id)
+        rows.append(row)
+        if progress is not None:
+            progress(mutant, done, len(mutants))
+    return KillMatrix(list(vectors), rows)
