@@ -490,7 +490,7 @@ class AdapterProcess:
         if type(got) is int and first <= got < expected:
             return self._failure(
                 "protocol",
-                index,
+                got - first,  # blame the request answered twice, not the one after it
                 f"request {got - first} of this exchange was answered twice (a second answer "
                 f"with id {got} came where the answer with id {expected} was due)",
                 answers,

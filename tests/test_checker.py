@@ -1,0 +1,392 @@
+"""The checker judges answers on their own terms first, then against the reference's.
+
+Answers here are the reference's own (from an in-process session), edited to plant exactly one
+fault, so each test shows one verdict and nothing else.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+import numpy as np
+import pytest
+from runner_support import params, reference_vector, workload
+
+from conformance import checker
+from conformance.adapter import Session
+from conformance.driver import AdapterFailure, InProcessAdapter
+from conformance.policy import SnapKV, float32_literal
+from conformance.vectors import Vector
+
+
+def answers_of(vector: Vector, factory: Any = None) -> list[dict[str, Any]]:
+    """What an in-process session of ``factory`` (the reference by default) answers."""
+    adapter = InProcessAdapter(factory)
+    adapter.start()
+    return adapter.exchange([call.request for call in vector.calls])
+
+
+def evict_indices(vector: Vector) -> list[int]:
+    return [i for i, call in enumerate(vector.calls) if call.op == "evict"]
+
+
+@pytest.fixture(scope="module")
+def vector() -> Vector:
+    # budget 4, recentWindow 2: evicts leave 4 kept, the 2 newest protected.
+    return workload("checker/workload", params(4, 2, 3, 3), range(0, 30, 2), seed=3, evict_every=3)
+
+
+@pytest.fixture
+def answers(vector: Vector) -> list[dict[str, Any]]:
+    return answers_of(vector)
+
+
+def first_multi_victim_evict(vector: Vector) -> int:
+    return next(i for i in evict_indices(vector) if len(vector.calls[i].expected_victims) >= 2)
+
+
+def judge_with(vector: Vector, answers: list[dict[str, Any]], index: int, **fields: Any):
+    edited = copy.deepcopy(answers)
+    edited[index].update(fields)
+    return checker.judge(vector, edited)
+
+
+def test_the_reference_passes(vector, answers):
+    result = checker.judge(vector, answers)
+    assert result.verdict == checker.PASS
+    assert result.passed and result.call_index is None and result.message == ""
+
+
+@pytest.mark.parametrize(
+    ("victims", "rule"),
+    [
+        ("3", checker.NOT_INTEGERS),
+        ([True], checker.NOT_INTEGERS),
+        ([1.0], checker.NOT_INTEGERS),
+        (None, checker.NOT_INTEGERS),
+    ],
+)
+def test_victims_that_are_not_a_list_of_integers(vector, answers, victims, rule):
+    index = first_multi_victim_evict(vector)
+    result = judge_with(vector, answers, index, victims=victims)
+    assert (result.verdict, result.rule, result.call_index) == (
+        checker.BROKEN_INVARIANT,
+        rule,
+        index,
+    )
+    assert result.op == "evict"
+    assert "list of integers" in result.message
+
+
+def test_victims_descending_or_repeated(vector, answers):
+    index = first_multi_victim_evict(vector)
+    expected = vector.calls[index].expected_victims
+    result = judge_with(vector, answers, index, victims=expected[::-1])
+    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.NOT_ASCENDING)
+    assert result.expected == expected and result.actual == expected[::-1]
+    repeated = [expected[0], expected[0]]
+    result = judge_with(vector, answers, index, victims=repeated)
+    assert result.rule == checker.NOT_ASCENDING
+    assert f"repeat position {expected[0]}" in result.message
+
+
+def test_victim_not_currently_kept(vector, answers):
+    index = first_multi_victim_evict(vector)
+    expected = vector.calls[index].expected_victims
+    never_admitted = 1  # the workload admits even positions only
+    victims = sorted([never_admitted, *expected[1:]])
+    result = judge_with(vector, answers, index, victims=victims)
+    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.NOT_KEPT)
+    assert "position 1, which is not currently kept" in result.message
+
+
+def test_victim_already_evicted_is_not_kept(vector, answers):
+    evicts = [i for i in evict_indices(vector) if vector.calls[i].expected_victims]
+    first, second = evicts[0], evicts[1]
+    gone = vector.calls[first].expected_victims[0]
+    victims = sorted({gone, *vector.calls[second].expected_victims[1:]})
+    result = judge_with(vector, answers, second, victims=victims)
+    assert result.rule == checker.NOT_KEPT
+    assert f"position {gone}," in result.message
+
+
+def test_protected_recent_entry_evicted(vector, answers):
+    index = first_multi_victim_evict(vector)
+    expected = vector.calls[index].expected_victims
+    kept = checker.expected_state(vector, index).kept
+    newest = kept[-1]  # one of the recentWindow 2 protected entries
+    victims = sorted([*expected[1:], newest])
+    result = judge_with(vector, answers, index, victims=victims)
+    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.PROTECTED_EVICTED)
+    assert f"evicted [{newest}]" in result.message and "recentWindow 2" in result.message
+
+
+@pytest.mark.parametrize("change", [-1, +1])
+def test_wrong_count(vector, answers, change):
+    index = first_multi_victim_evict(vector)
+    expected = vector.calls[index].expected_victims
+    kept = checker.expected_state(vector, index).kept
+    if change < 0:
+        victims = expected[:-1]
+    else:
+        spare = next(p for p in kept[:-2] if p not in expected)
+        victims = sorted([*expected, spare])
+    result = judge_with(vector, answers, index, victims=victims)
+    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.WRONG_COUNT)
+    assert f"budget 4) = {len(expected)}" in result.message
+
+
+def test_wrong_victims_when_every_invariant_holds(vector, answers):
+    index = first_multi_victim_evict(vector)
+    expected = vector.calls[index].expected_victims
+    kept = checker.expected_state(vector, index).kept
+    other = next(p for p in kept[:-2] if p not in expected)
+    victims = sorted([*expected[1:], other])
+    result = judge_with(vector, answers, index, victims=victims)
+    assert result.verdict == checker.WRONG_VICTIMS
+    assert (result.expected, result.actual) == (expected, victims)
+    assert f"[{other}] should have been kept" in result.message
+    assert f"[{expected[0]}] should have been evicted" in result.message
+
+
+# -- refusals ------------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def refusing() -> Vector:
+    """A vector with refusals: a negative weight, a position going back, then good steps."""
+    return reference_vector(
+        "checker/refusals",
+        [
+            {"op": "new", "params": params(2, 0, 2, 1), "seed": 0},
+            {"op": "step", "pos": 3, "attn": None},
+            {"op": "step", "pos": 4, "attn": [-0.5]},
+            {"op": "step", "pos": 2, "attn": [0.5]},
+            {"op": "step", "pos": 4, "attn": [0.5]},
+            {"op": "step", "pos": 6, "attn": [0.25, 0.5]},
+            {"op": "evict"},
+        ],
+    )
+
+
+def test_refusal_expectations_come_from_the_reference(refusing):
+    assert [c.expected_error for c in refusing.calls] == [
+        None,
+        None,
+        "invalid-attention",
+        "invalid-position",
+        None,
+        None,
+        None,
+    ]
+    assert checker.judge(refusing, answers_of(refusing)).verdict == checker.PASS
+
+
+def refusal(kind: str, message: str = "no") -> dict[str, Any]:
+    return {"ok": False, "error": {"kind": kind, "message": message}}
+
+
+def test_wrong_error_kind(refusing):
+    answers = answers_of(refusing)
+    answers[2] = {"id": answers[2]["id"], **refusal("invalid-position", "pos bad")}
+    result = checker.judge(refusing, answers)
+    assert (result.verdict, result.call_index, result.op) == (checker.WRONG_ERROR_KIND, 2, "step")
+    assert result.expected == {"error": "invalid-attention"}
+    assert result.actual == {"error": "invalid-position", "message": "pos bad"}
+
+
+def test_unexpected_success(refusing):
+    answers = answers_of(refusing)
+    answers[3] = {"id": answers[3]["id"], "ok": True}
+    result = checker.judge(refusing, answers)
+    assert (result.verdict, result.call_index) == (checker.UNEXPECTED_SUCCESS, 3)
+    assert "must be refused with invalid-position" in result.message
+
+
+def test_unexpected_refusal(refusing):
+    answers = answers_of(refusing)
+    answers[6] = {"id": answers[6]["id"], **refusal("no-policy", "lost it")}
+    result = checker.judge(refusing, answers)
+    assert (result.verdict, result.call_index) == (checker.UNEXPECTED_REFUSAL, 6)
+    assert result.expected == {"victims": refusing.calls[6].expected_victims}
+    assert "no-policy (lost it)" in result.message
+
+
+def test_a_refused_step_is_not_tracked_as_kept(refusing):
+    # Position 2 was refused; an adapter that evicts it evicts something it does not keep.
+    answers = answers_of(refusing)
+    victims = answers[6]["victims"]
+    answers[6]["victims"] = sorted([2, *victims[1:]])
+    assert checker.judge(refusing, answers).rule == checker.NOT_KEPT
+
+
+@pytest.mark.parametrize(
+    ("answer", "words"),
+    [
+        (refusal("invalid-weights"), "'invalid-weights' is not one of protocol v1's kinds"),
+        ({"ok": False, "error": "bad"}, "must carry an error object"),
+        ({"ok": False, "error": {"kind": "invalid-attention"}}, "no string message"),
+        ({"ok": "yes"}, "no boolean ok"),
+        ({}, "no boolean ok"),
+    ],
+)
+def test_protocol_errors_in_answers(refusing, answer, words):
+    answers = answers_of(refusing)
+    answers[2] = {"id": answers[2]["id"], **answer}
+    result = checker.judge(refusing, answers)
+    assert (result.verdict, result.call_index) == (checker.PROTOCOL_ERROR, 2)
+    assert words in result.message
+
+
+def test_evict_answer_without_victims(refusing):
+    answers = answers_of(refusing)
+    del answers[6]["victims"]
+    result = checker.judge(refusing, answers)
+    assert (result.verdict, result.call_index) == (checker.PROTOCOL_ERROR, 6)
+    assert "no victims" in result.message
+
+
+def test_extra_fields_in_answers_are_allowed(refusing):
+    answers = answers_of(refusing)
+    for answer in answers:
+        answer["elapsed_us"] = 3
+    assert checker.judge(refusing, answers).passed
+
+
+# -- adapter failures ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("kind", "verdict"),
+    [("crash", checker.CRASH), ("timeout", checker.TIMEOUT), ("protocol", checker.PROTOCOL_ERROR)],
+)
+def test_a_failure_becomes_the_verdict_at_its_call(refusing, kind, verdict):
+    answers = answers_of(refusing)
+    failure = AdapterFailure(kind, 4, "went away", "last words", answers=answers[:4], exit_status=9)
+    result = checker.judge(refusing, answers[:4], failure=failure)
+    assert (result.verdict, result.call_index, result.op) == (verdict, 4, "step")
+    assert result.message == "went away"
+    assert result.stderr_tail == "last words"
+    assert result.exit_status == 9
+
+
+def test_a_wrong_answer_before_the_failure_is_reported_first(refusing):
+    answers = answers_of(refusing)[:5]
+    answers[3] = {"id": answers[3]["id"], "ok": True}
+    failure = AdapterFailure("crash", 5, "the adapter exited", answers=answers)
+    result = checker.judge(refusing, answers, failure=failure)
+    assert (result.verdict, result.call_index) == (checker.UNEXPECTED_SUCCESS, 3)
+    assert "then failed: the adapter exited" in result.message
+
+
+def test_missing_answers_without_a_failure(refusing):
+    result = checker.judge(refusing, answers_of(refusing)[:3])
+    assert result.verdict == checker.PROTOCOL_ERROR
+    assert "3 answers to 7 calls" in result.message
+
+
+def test_describe_is_one_line_with_id_call_and_verdict(refusing):
+    answers = answers_of(refusing)
+    answers[3] = {"id": answers[3]["id"], "ok": True}
+    line = checker.judge(refusing, answers).describe()
+    assert "\n" not in line
+    assert line.startswith("checker/refusals: call 3 (step): unexpected-success: ")
+
+
+# -- diagnosis -----------------------------------------------------------------------------------
+
+
+class TiesToHigher(SnapKV):
+    """Equal pooled scores evict the higher position."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        candidates = self.candidate_count()
+        positions = self._positions[:candidates]
+        return np.lexsort((-positions, pooled[:candidates]))[:count]
+
+
+class Float32Sums(SnapKV):
+    """Accumulates the ring in float32."""
+
+    def window_sums(self) -> np.ndarray:
+        rows = self._history[: self._count]
+        sums = np.zeros(self._count, dtype=np.float32)
+        for column in range(min(rows.shape[1], self.params.obsWindow)):
+            sums += rows[:, column]
+        return sums.astype(np.float64)
+
+
+def diagnosis_for(vector: Vector, factory: Any) -> tuple[checker.VectorResult, str]:
+    result = checker.judge(vector, answers_of(vector, factory))
+    assert result.verdict == checker.WRONG_VICTIMS
+    adapter = InProcessAdapter(factory)
+    adapter.start()
+    requests = checker.diagnosis_requests(vector, result.call_index)
+    assert [r["op"] for r in requests[-2:]] == ["scores", "evict"]
+    assert sum(r["op"] == "scores" for r in requests) == 1
+    answers = adapter.exchange(requests)
+    return result, checker.diagnose(vector, result.call_index, answers, result.actual)
+
+
+def test_diagnosis_of_a_wrong_selection():
+    ties = reference_vector(
+        "checker/ties",
+        [
+            {"op": "new", "params": params(2, 0, 4, 1), "seed": 0},
+            *({"op": "step", "pos": p, "attn": None} for p in range(3)),
+            {"op": "evict"},
+        ],
+    )
+    result, text = diagnosis_for(ties, TiesToHigher)
+    assert result.expected == [0] and result.actual == [2]
+    assert "Its selection is wrong" in text
+    assert "the 1 lowest candidates by (pooled, position) are [0], but it evicted [2]" in text
+    assert "Its scores equal the reference's at every kept position." in text
+
+
+def test_diagnosis_names_the_first_differing_sum_exactly():
+    # Position 0 gets 1 + 2^-30 (1.0 in float32), position 1 gets 1.0; position 2 is protected.
+    # In float64 position 1 is lower; in float32 they tie and position 0 goes.
+    one, tiny = float32_literal(1.0), float32_literal(2.0**-30)
+    config = params(2, 1, 4, 1)
+    requests = [
+        {"op": "new", "params": config, "seed": 0},
+        {"op": "step", "pos": 0, "attn": None},
+        {"op": "step", "pos": 1, "attn": [one]},
+        {"op": "step", "pos": 2, "attn": [tiny, one]},
+        {"op": "evict"},
+    ]
+    vector = reference_vector("checker/float32-sums", requests)
+    ours, theirs = SnapKV(config), Float32Sums(config)
+    for policy in (ours, theirs):
+        for request in requests[1:-1]:
+            policy.step(request["pos"], request["attn"])
+    reference, mutant = ours.scores(), theirs.scores()
+    pairs = zip(mutant.sums, reference.sums, strict=True)
+    first = next(i for i, (a, b) in enumerate(pairs) if a != b)
+    _, text = diagnosis_for(vector, Float32Sums)
+    assert "so look at the scores" in text
+    assert (
+        f"the sum of position {reference.positions[first]} (kept index {first}): "
+        f"adapter {checker.exact(mutant.sums[first])}, "
+        f"reference {checker.exact(reference.sums[first])}"
+    ) in text
+
+
+def test_diagnosis_reports_a_refused_scores():
+    vector = workload("checker/d", params(2, 0, 2, 1), range(4), seed=1)
+    index = evict_indices(vector)[-1]
+    answers = [{"ok": True}] * index + [refusal("unsupported", "no scores here"), {"ok": True}]
+    text = checker.diagnose(vector, index, answers)
+    assert text.startswith("no diagnosis: the adapter announced scores but refused it")
+
+
+def test_exact_writes_repr_and_hex():
+    assert checker.exact(0.1) == "0.1 (0x1.999999999999ap-4)"
+
+
+def test_session_answers_match_the_in_process_adapter(vector):
+    session = Session()
+    direct = [session.handle({**c.request, "id": i + 1}) for i, c in enumerate(vector.calls)]
+    assert answers_of(vector) == direct

@@ -1,0 +1,360 @@
+"""run_suite: every vector gets one result, in order, whatever the adapter does.
+
+The broken adapters misbehave only in the vector that admits position 5 (``faults/trigger``);
+the plain vectors around it must still pass, which proves the runner restarted the adapter and
+went on. Every run must end within a bound.
+"""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from runner_support import (
+    REFERENCE_ARGV,
+    broken,
+    params,
+    plain_vector,
+    reference_vector,
+    trigger_vector,
+    workload,
+)
+
+from conformance import checker, runner
+from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter
+from conformance.policy import SnapKV
+from conformance.vectors import Call, Vector
+
+BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
+
+
+def suite() -> list[Vector]:
+    return [plain_vector("faults/a-before"), trigger_vector(), plain_vector("faults/z-after", 2)]
+
+
+def run(argv, vectors=None, **kw) -> runner.RunResult:
+    began = time.monotonic()
+    result = runner.run_suite(vectors or suite(), argv, timeout=kw.pop("timeout", 1.0), **kw)
+    assert time.monotonic() - began < BOUND
+    return result
+
+
+def verdicts(result: runner.RunResult) -> dict[str, str]:
+    return {r.vector_id: r.verdict for r in result.results}
+
+
+def test_the_reference_passes_everything_in_suite_order():
+    vectors = suite()[::-1]  # suite order is the order given, not sorted
+    result = run(REFERENCE_ARGV, vectors)
+    assert [r.vector_id for r in result.results] == [v.id for v in vectors]
+    assert all(r.passed for r in result.results) and result.ok
+    assert result.counts == {
+        "total": 3,
+        "passed": 3,
+        "failed": 0,
+        "known_failures": 0,
+        "stale_known_failures": 0,
+    }
+    assert result.handshake.name == "snapkv-conformance reference"
+    assert result.adapter_argv == REFERENCE_ARGV and result.warnings == []
+
+
+@pytest.mark.parametrize(
+    ("name", "verdict", "words"),
+    [
+        ("crash_mid_vector", checker.CRASH, "killed by signal SIGSEGV"),
+        ("hang", checker.TIMEOUT, "no answer within 1 s"),
+        ("non_json", checker.PROTOCOL_ERROR, "not JSON"),
+        ("wrong_id", checker.PROTOCOL_ERROR, "has id"),
+        ("two_answers", checker.PROTOCOL_ERROR, "answered twice"),
+        ("partial_line", checker.CRASH, "stopped in the middle of its answer"),
+        ("huge_line", checker.PROTOCOL_ERROR, "longer than 16777216 bytes"),
+        ("non_utf8", checker.PROTOCOL_ERROR, "not UTF-8"),
+        ("descending_victims", checker.BROKEN_INVARIANT, "strictly ascending"),
+    ],
+)
+def test_a_broken_adapter_fails_only_its_vector(name, verdict, words):
+    result = run(broken(name))
+    assert verdicts(result) == {
+        "faults/a-before": checker.PASS,
+        "faults/trigger": verdict,
+        "faults/z-after": checker.PASS,
+    }
+    failed = result.results[1]
+    assert words in failed.message
+    assert failed.call_index is not None and failed.op in ("step", "evict")
+    assert not result.ok and result.counts["failed"] == 1
+
+
+def test_crash_results_carry_exit_status_and_stderr():
+    failed = run(broken("crash_mid_vector")).results[1]
+    assert failed.exit_status == -11
+    assert "dangling pointer" in failed.stderr_tail
+
+
+def test_descending_victims_get_a_scores_diagnosis():
+    failed = run(broken("descending_victims")).results[1]
+    assert failed.rule == checker.NOT_ASCENDING
+    assert failed.diagnosis.startswith("Its selection is wrong")
+    assert "Its scores equal the reference's" in failed.diagnosis
+
+
+def test_unknown_error_kind_is_a_protocol_error():
+    refused = reference_vector(
+        "faults/bad-weight",
+        [
+            {"op": "new", "params": params(2, 0, 2, 1), "seed": 0},
+            {"op": "step", "pos": 0, "attn": None},
+            {"op": "step", "pos": 1, "attn": [-1.0]},
+            {"op": "step", "pos": 1, "attn": [1.0]},
+            {"op": "evict"},
+        ],
+    )
+    assert refused.calls[2].expected_error == "invalid-attention"
+    result = run(broken("unknown_error_kind"), [refused, plain_vector("faults/plain")])
+    assert verdicts(result) == {
+        "faults/bad-weight": checker.PROTOCOL_ERROR,
+        "faults/plain": checker.PASS,
+    }
+    assert "'invalid-weights' is not one of protocol v1's kinds" in result.results[0].message
+
+
+def test_stderr_flood_passes():
+    result = run(broken("stderr_flood"))
+    assert result.ok and result.counts["passed"] == 3
+
+
+def test_ignoring_bye_is_a_warning_not_a_failure():
+    result = run(broken("ignore_bye"))
+    assert result.ok
+    assert result.warnings == ["the adapter did not exit within 1 s after bye; killed it"]
+
+
+def test_crash_at_start_stops_the_run():
+    with pytest.raises(AdapterStartError, match="exit status 3"):
+        run(broken("crash_at_start"))
+
+
+def ends_at_armed_evict(vector_id: str) -> Vector:
+    """The trigger vector cut right after its first armed evict: its extra answer comes late."""
+    vector = trigger_vector(vector_id)
+    admitted = next(i for i, c in enumerate(vector.calls) if c.request.get("pos") == 5)
+    cut = next(i for i, c in enumerate(vector.calls) if i > admitted and c.op == "evict")
+    return Vector(vector.id, "", (), vector.params, vector.seed, vector.calls[: cut + 1])
+
+
+@pytest.mark.parametrize("last", [False, True])
+def test_an_extra_answer_after_a_vector_is_blamed_on_that_vector(last):
+    late = ends_at_armed_evict("faults/late")
+    vectors = [plain_vector("faults/plain"), late] if last else [late, plain_vector("faults/plain")]
+    result = run(broken("two_answers"), vectors)
+    assert verdicts(result) == {"faults/late": checker.PROTOCOL_ERROR, "faults/plain": checker.PASS}
+    blamed = next(r for r in result.results if r.vector_id == "faults/late")
+    assert blamed.call_index == len(late.calls) - 1 and blamed.op == "evict"
+    assert "answered that request twice" in blamed.message
+
+
+def test_restart_failures_never_lose_a_result(tmp_path):
+    # Starts once, crashes at the first step; every later start fails.
+    marker = tmp_path / "started"
+    code = f"""
+        import os, sys
+        marker = {str(marker)!r}
+        if os.path.exists(marker):
+            sys.exit("cannot start twice")
+        open(marker, "w").close()
+        sys.path.insert(0, {str(broken("crash_mid_vector")[1].rsplit("/", 1)[0])!r})
+        from _common import serve
+        sys.exit(serve(lambda request, line, armed: os._exit(4) if request["op"] == "step"
+                       else None))
+    """
+    argv = [sys.executable, "-c", textwrap.dedent(code)]
+    vectors = [plain_vector(f"faults/v{i}", i) for i in range(5)]
+    result = run(argv, vectors)
+    assert [r.verdict for r in result.results] == [checker.CRASH] * 5
+    assert "exit status 4" in result.results[0].message
+    assert "could not be restarted" in result.results[1].message
+    assert "failed to restart" in result.results[-1].message
+
+
+def test_a_refused_new_runs_on_a_fresh_session():
+    # A refused new keeps the earlier policy, so 'no-policy' holds only on a fresh adapter.
+    orphan = reference_vector(
+        "fresh/refused-new",
+        [
+            {"op": "new", "params": params(2, 2, 1, 1), "seed": 0},
+            {"op": "step", "pos": 0, "attn": None},
+            {"op": "evict"},
+        ],
+    )
+    assert [c.expected_error for c in orphan.calls] == ["invalid-params", "no-policy", "no-policy"]
+    assert runner.needs_fresh_session(orphan)
+    result = run(REFERENCE_ARGV, [plain_vector("fresh/a"), orphan, plain_vector("fresh/b", 3)])
+    assert result.ok, [r.describe() for r in result.results]
+
+
+# -- parallel runs, shards, selection -------------------------------------------------------------
+
+
+def many(count: int) -> list[Vector]:
+    return [
+        workload(f"many/v{i:02d}", params(4, 1, 3, 3), range(20, 32), seed=i, evict_every=2)
+        for i in range(count)
+    ]
+
+
+def test_jobs_run_several_adapters_and_keep_suite_order():
+    pids = []
+
+    class Recording(AdapterProcess):
+        def exchange(self, requests):
+            pids.append(self.pid)
+            return super().exchange(requests)
+
+    vectors = many(8)
+    result = runner.run_suite(
+        vectors, adapter_factory=lambda: Recording(REFERENCE_ARGV, timeout=5.0), jobs=2
+    )
+    assert len(set(pids)) == 2 and result.jobs == 2
+    assert [r.vector_id for r in result.results] == [v.id for v in vectors]
+    assert result.ok
+
+
+def test_jobs_with_a_broken_adapter_lose_nothing():
+    vectors = [*many(3), trigger_vector(), *many(6)[3:]]
+    result = run(broken("crash_mid_vector"), vectors, jobs=2)
+    assert [r.vector_id for r in result.results] == [v.id for v in vectors]
+    assert [r.vector_id for r in result.results if not r.passed] == ["faults/trigger"]
+
+
+def test_shards_partition_the_suite_deterministically():
+    vectors = many(10)[::-1]
+    shards = [runner.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    ids = sorted(v.id for v in vectors)
+    assert [v.id for v in shards[0]] == [ids[9], ids[6], ids[3], ids[0]]  # given order kept
+    assert sorted(v.id for shard in shards for v in shard) == ids
+    assert shards == [runner.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    assert runner.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
+
+
+def test_run_suite_applies_the_shard_and_reports_it():
+    vectors = many(5)
+    result = runner.run_suite(vectors, adapter_factory=InProcessAdapter, shard=(2, 2))
+    assert [r.vector_id for r in result.results] == ["many/v01", "many/v03"]
+    assert result.shard == (2, 2)
+
+
+@pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x/2", "1", "1/2/3", ""])
+def test_bad_shards_are_refused(text):
+    with pytest.raises(ValueError, match="shard"):
+        runner.parse_shard(text)
+
+
+def test_parse_shard():
+    assert runner.parse_shard("3/4") == (3, 4)
+
+
+@pytest.mark.parametrize(
+    ("patterns", "expected"),
+    [
+        (["v0"], ["many/v00", "many/v01", "many/v02"]),
+        (["many/v0?"], ["many/v00", "many/v01", "many/v02"]),
+        (["*1"], ["many/v01", "many/v11"]),
+        (["v00", "v11"], ["many/v00", "many/v11"]),
+        (["V00"], []),
+        (["v1"], ["many/v10", "many/v11"]),
+        ([], [f"many/v{i:02d}" for i in (0, 1, 2, 10, 11)]),
+    ],
+)
+def test_k_is_a_substring_or_a_glob(patterns, expected):
+    vectors = [Vector(f"many/v{i:02d}", "", (), {}, 0, ()) for i in (0, 1, 2, 10, 11)]
+    assert [v.id for v in runner.select(vectors, patterns)] == expected
+
+
+# -- known failures -------------------------------------------------------------------------------
+
+
+class TiesToHigher(SnapKV):
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        candidates = self.candidate_count()
+        return np.lexsort((-self._positions[:candidates], pooled[:candidates]))[:count]
+
+
+def ties_suite() -> list[Vector]:
+    tie = reference_vector(
+        "ties/null-steps",
+        [
+            {"op": "new", "params": params(2, 0, 4, 1), "seed": 0},
+            *({"op": "step", "pos": p, "attn": None} for p in range(3)),
+            {"op": "evict"},
+        ],
+    )
+    return [tie, workload("ties/none", params(8, 2, 4, 3), range(4), seed=1)]
+
+
+def run_ties(known: set[str]) -> runner.RunResult:
+    return runner.run_suite(
+        ties_suite(), adapter_factory=lambda: InProcessAdapter(TiesToHigher), known_failures=known
+    )
+
+
+def test_in_process_mutant_gets_wrong_victims_with_a_diagnosis():
+    result = run_ties(set())
+    failed = result.results[0]
+    assert failed.verdict == checker.WRONG_VICTIMS
+    assert (failed.expected, failed.actual) == ([0], [2])
+    assert "Its selection is wrong" in failed.diagnosis
+    assert result.counts["failed"] == 1 and not result.ok
+
+
+def test_a_listed_failure_does_not_fail_the_run():
+    result = run_ties({"ties/null-steps"})
+    assert result.ok
+    assert result.counts == {
+        "total": 2,
+        "passed": 1,
+        "failed": 0,
+        "known_failures": 1,
+        "stale_known_failures": 0,
+    }
+
+
+def test_a_listed_vector_that_passes_fails_the_run():
+    result = run_ties({"ties/null-steps", "ties/none"})
+    assert not result.ok
+    stale = result.results[1]
+    assert stale.passed and stale.known_failure and stale.fails_run
+    assert "remove it from the list" in stale.describe()
+    assert result.counts["stale_known_failures"] == 1 and result.counts["failed"] == 1
+
+
+def test_known_failures_file_format(tmp_path):
+    text = "# header\n\nties/a\n  ties/b   # flaky since 0.2\n#ties/c\n"
+    assert runner.parse_known_failures(text) == {"ties/a", "ties/b"}
+    path = tmp_path / "known.txt"
+    path.write_text(runner.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
+    assert path.read_text().splitlines()[-2:] == ["a/1", "b/2"]
+    assert runner.read_known_failures(path) == {"a/1", "b/2"}
+    with pytest.raises(runner.KnownFailuresError, match=r"known.txt:2: expected one vector id"):
+        runner.parse_known_failures("ok/one\nnot one\n", "known.txt")
+    with pytest.raises(runner.KnownFailuresError, match="cannot read"):
+        runner.read_known_failures(tmp_path / "missing.txt")
+
+
+def test_runnable_problems_name_file_field_and_reason():
+    good = plain_vector("dup/one")
+    twin = Vector("dup/one", "", (), {}, 0, good.calls)
+    headless = Vector("bad/headless", "", (), {}, 0, good.calls[1:])
+    odd = Vector("bad/expect", "", (), {}, 0, (*good.calls, Call({"op": "step"}, {"victims": []})))
+    kinds = Vector("bad/kind", "", (), {}, 0, (*good.calls, Call({"op": "evict"}, {"error": "x"})))
+    problems = runner.runnable_problems([good, twin, headless, odd, kinds])
+    assert problems == [
+        "dup/one: /id: duplicate id 'dup/one' (also in dup/one)",
+        "bad/headless: /calls/0: the first call must be new",
+        f"bad/expect: /calls/{len(good.calls)}/expect: only an evict can expect victims",
+        f"bad/kind: /calls/{len(good.calls)}/expect: unknown error kind 'x'",
+    ]
+    assert runner.runnable_problems([good]) == []
