@@ -1,0 +1,341 @@
+"""``snapkv-conformance run`` end to end: output, exit codes, JSON report, JUnit XML."""
+
+from __future__ import annotations
+
+import io
+import json
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import jsonschema
+import pytest
+from runner_support import (
+    broken,
+    params,
+    plain_vector,
+    reference_vector,
+    trigger_vector,
+    write_suite,
+)
+
+from conformance import checker, report, resources
+from conformance.cli import main
+from conformance.driver import Handshake
+from conformance.runner import RunResult
+
+SCHEMA = json.loads((resources.schema_dir() / "report.schema.json").read_text())
+
+
+def validate(document: dict) -> None:
+    jsonschema.Draft202012Validator.check_schema(SCHEMA)
+    jsonschema.Draft202012Validator(SCHEMA).validate(document)
+
+
+@pytest.fixture
+def suite_dir(tmp_path: Path) -> Path:
+    return write_suite(
+        tmp_path / "vectors",
+        [plain_vector("cli/a-plain"), trigger_vector("cli/trigger"), plain_vector("cli/z", 2)],
+    )
+
+
+def cli(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def adapter(name: str) -> str:
+    return " ".join(broken(name))
+
+
+def test_all_pass_exits_0_with_the_summary_last(capsys, suite_dir):
+    code, out, err = cli(capsys, str(suite_dir))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[-1] == "3 passed, 0 failed"
+    assert lines[0].startswith("adapter: snapkv-conformance reference (python) ")
+    assert err == ""  # no progress when stderr is not a terminal
+
+
+def test_failures_exit_1_with_one_line_each_and_details(capsys, suite_dir):
+    code, out, _ = cli(capsys, str(suite_dir), "--adapter", adapter("descending_victims"))
+    assert code == 1
+    lines = out.splitlines()
+    assert lines[-1] == "2 passed, 1 failed"
+    fail = next(line for line in lines if line.startswith("FAIL "))
+    assert fail.startswith("FAIL cli/trigger: call ")
+    assert "(evict): broken-invariant: victims must be strictly ascending" in fail
+    assert any(line.startswith("    expected: [") for line in lines)
+    assert any(line.startswith("    diagnosis: Its selection is wrong") for line in lines)
+
+
+def test_crash_shows_the_stderr_tail_and_exits_1(capsys, suite_dir):
+    code, out, _ = cli(
+        capsys, str(suite_dir), "--adapter", adapter("crash_mid_vector"), "--timeout", "2"
+    )
+    assert code == 1
+    assert "crash: the adapter exited (killed by signal SIGSEGV)" in out
+    assert "      | about to dereference a dangling pointer at pos 5" in out
+    assert out.splitlines()[-1] == "2 passed, 1 failed"
+
+
+def test_timeout_exits_1(capsys, suite_dir):
+    code, out, _ = cli(capsys, str(suite_dir), "--adapter", adapter("hang"), "--timeout", "1")
+    assert code == 1 and "timeout: no answer within 1 s" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "words"),
+    [
+        (["--shard", "3/2"], "--shard"),
+        (["--shard", "a/b"], "--shard"),
+        (["-k", "nothing-matches"], "no vector id matches -k 'nothing-matches'"),
+        (["--adapter", ""], "--adapter is empty"),
+        (["--adapter", "'unclosed"], "cannot split"),
+        (["--adapter", "/nonexistent/port"], "cannot run the adapter /nonexistent/port"),
+        (["--known-failures", "/nonexistent/known.txt"], "cannot read the known-failures file"),
+    ],
+)
+def test_usage_errors_exit_2(capsys, suite_dir, argv, words):
+    code, out, err = cli(capsys, str(suite_dir), *argv)
+    assert code == 2 and words in err and out == ""
+
+
+@pytest.mark.parametrize("argv", [["--timeout", "0"], ["--timeout", "x"], ["--jobs", "0"]])
+def test_bad_numbers_are_argparse_usage_errors(capsys, suite_dir, argv):
+    with pytest.raises(SystemExit) as caught:
+        cli(capsys, str(suite_dir), *argv)
+    assert caught.value.code == 2
+
+
+def test_an_adapter_that_cannot_start_exits_2(capsys, suite_dir):
+    code, out, err = cli(capsys, str(suite_dir), "--adapter", adapter("crash_at_start"))
+    assert code == 2 and out == ""
+    assert "exit status 3" in err and "cannot open model weights" in err
+
+
+def test_invalid_vectors_exit_2(capsys, tmp_path, suite_dir):
+    (suite_dir / "broken.json").write_text("{not json")
+    code, _, err = cli(capsys, str(suite_dir))
+    assert code == 2 and "broken.json" in err and "not valid JSON" in err
+    code, _, err = cli(capsys, str(tmp_path / "missing"))
+    assert code == 2 and "no such file or directory" in err
+
+
+def test_duplicate_ids_exit_2(capsys, suite_dir):
+    (suite_dir / "copy.json").write_text((suite_dir / "cli" / "z.json").read_text())
+    code, _, err = cli(capsys, str(suite_dir))
+    assert code == 2 and "duplicate id 'cli/z'" in err
+
+
+def test_default_suite_and_adapter(capsys, monkeypatch, suite_dir):
+    monkeypatch.setattr(resources, "suite_dir", lambda: suite_dir)
+    code, out, _ = cli(capsys)
+    assert code == 0 and out.splitlines()[-1] == "3 passed, 0 failed"
+
+
+def test_k_and_shard_select(capsys, suite_dir, tmp_path):
+    code, out, _ = cli(capsys, str(suite_dir), "-k", "cli/*-plain", "-k", "/z")
+    assert code == 0 and out.splitlines()[-1] == "2 passed, 0 failed"
+    reports = []
+    for index in (1, 2):
+        path = tmp_path / f"shard{index}.json"
+        code, out, _ = cli(capsys, str(suite_dir), "--shard", f"{index}/2", "--report", str(path))
+        assert f"shard {index}/2: " in out
+        reports.append(json.loads(path.read_text()))
+    ids = [[r["id"] for r in rep["results"]] for rep in reports]
+    assert ids == [["cli/a-plain", "cli/z"], ["cli/trigger"]]
+    assert [rep["shard"] for rep in reports] == [{"index": 1, "count": 2}, {"index": 2, "count": 2}]
+
+
+def test_known_failures_round_trip(capsys, suite_dir, tmp_path):
+    known = tmp_path / "known.txt"
+    bad = adapter("descending_victims")
+    code, _, _ = cli(capsys, str(suite_dir), "--adapter", bad, "--write-known-failures", str(known))
+    assert code == 1
+    assert [ln for ln in known.read_text().splitlines() if not ln.startswith("#")] == [
+        "cli/trigger"
+    ]
+    code, out, _ = cli(capsys, str(suite_dir), "--adapter", bad, "--known-failures", str(known))
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[-1] == "2 passed, 0 failed"
+    assert f"known failures ({known}): 1 still failing, 0 now passing" in lines
+    assert any(line.startswith("known failure: cli/trigger: call ") for line in lines)
+    # The port is fixed: the stale entry now fails the run.
+    code, out, _ = cli(capsys, str(suite_dir), "--known-failures", str(known))
+    assert code == 1
+    assert "FAIL cli/trigger: pass (listed as a known failure, but it passes" in out
+    assert out.splitlines()[-1] == "2 passed, 1 failed"
+
+
+def test_unknown_ids_in_known_failures_warn(capsys, suite_dir, tmp_path):
+    known = tmp_path / "known.txt"
+    known.write_text("gone/vector\n")
+    code, _, err = cli(capsys, str(suite_dir), "--known-failures", str(known))
+    assert code == 0 and "lists 'gone/vector', which is not in the suite" in err
+
+
+# -- JSON report ---------------------------------------------------------------------------------
+
+
+def test_json_report_validates_for_a_passing_run(capsys, suite_dir, tmp_path):
+    path = tmp_path / "report.json"
+    assert cli(capsys, str(suite_dir), "--report", str(path))[0] == 0
+    document = json.loads(path.read_text())
+    validate(document)
+    assert document["adapter"]["implementation"]["name"] == "snapkv-conformance reference"
+    assert document["adapter"]["capabilities"] == ["scores"]
+    assert document["summary"]["passed"] == 3 and document["ok"] is True
+    assert document["shard"] is None
+
+
+@pytest.mark.parametrize("name", ["crash_mid_vector", "descending_victims", "two_answers"])
+def test_json_report_validates_for_failures(capsys, suite_dir, tmp_path, name):
+    path = tmp_path / "report.json"
+    code, _, _ = cli(capsys, str(suite_dir), "--adapter", adapter(name), "--report", str(path))
+    assert code == 1
+    document = json.loads(path.read_text())
+    validate(document)
+    failed = [r for r in document["results"] if not r["passed"]]
+    assert [r["id"] for r in failed] == ["cli/trigger"]
+    assert failed[0]["fails_run"] and failed[0]["message"]
+    assert document["adapter"]["argv"] == broken(name)
+    assert document["summary"]["verdicts"][failed[0]["verdict"]] == 1
+
+
+def test_schema_rejects_a_broken_report(capsys, suite_dir, tmp_path):
+    path = tmp_path / "report.json"
+    cli(capsys, str(suite_dir), "--report", str(path))
+    document = json.loads(path.read_text())
+    document["results"][0]["verdict"] = "mostly-fine"
+    with pytest.raises(jsonschema.ValidationError):
+        validate(document)
+    del document["results"][0]
+    document["adapter"]["protocol"] = 2
+    with pytest.raises(jsonschema.ValidationError):
+        validate(document)
+
+
+# -- JUnit ---------------------------------------------------------------------------------------
+
+
+def test_junit_is_well_formed_with_failures_errors_and_skips(capsys, suite_dir, tmp_path):
+    known = tmp_path / "known.txt"
+    known.write_text("cli/z\n")  # passes: a stale entry, reported as a failure
+    path = tmp_path / "junit.xml"
+    code, _, _ = cli(
+        capsys,
+        str(suite_dir),
+        "--adapter",
+        adapter("crash_mid_vector"),
+        "--junit",
+        str(path),
+        "--known-failures",
+        str(known),
+    )
+    assert code == 1
+    root = ET.parse(path).getroot()
+    suite = root.find("testsuite")
+    assert (suite.get("tests"), suite.get("failures"), suite.get("errors")) == ("3", "1", "1")
+    cases = {case.get("name"): case for case in suite.iter("testcase")}
+    assert cases["cli/trigger"].find("error").get("type") == "crash"
+    assert "dangling pointer" in cases["cli/trigger"].find("system-err").text
+    assert cases["cli/z"].find("failure").get("type") == "stale-known-failure"
+    assert cases["cli/a-plain"].get("classname") == "cli"
+    names = {p.get("name"): p.get("value") for p in suite.iter("property")}
+    assert names["adapter.name"] == "broken adapter: crash mid-vector"
+
+
+def synthetic_run(results: list[checker.VectorResult]) -> RunResult:
+    handshake = Handshake("port", "c", "1.0", 1, ("scores",))
+    return RunResult(results=results, handshake=handshake, shard=(1, 1), adapter_argv=["./a"])
+
+
+def test_junit_survives_control_characters_in_stderr():
+    result = checker.VectorResult(
+        "x/y",
+        checker.CRASH,
+        call_index=0,
+        op="new",
+        message="died \x07",
+        stderr_tail="\x00\x1b[31m",
+    )
+    root = ET.fromstring(report.junit_xml(synthetic_run([result])))
+    assert root.find("testsuite/testcase/system-err").text == "\ufffd\ufffd[31m"
+
+
+def test_known_failures_are_skipped_in_junit():
+    result = checker.VectorResult("x/y", checker.WRONG_VICTIMS, 3, "evict", "wrong", [1], [2])
+    result.known_failure = True
+    root = ET.fromstring(report.junit_xml(synthetic_run([result])))
+    assert root.find("testsuite").get("skipped") == "1"
+    assert root.find("testsuite/testcase/skipped").get("type") == checker.WRONG_VICTIMS
+
+
+def test_report_of_a_synthetic_run_validates():
+    results = [
+        checker.VectorResult("a", checker.PASS),
+        checker.VectorResult("b", checker.TIMEOUT, 2, "step", "no answer within 1 s"),
+        checker.VectorResult(
+            "c", checker.BROKEN_INVARIANT, 4, "evict", "m", [1], [1, 1], rule=checker.NOT_ASCENDING
+        ),
+        checker.VectorResult("d", checker.CRASH, message="not run", exit_status=-9),
+    ]
+    document = report.json_report(synthetic_run(results))
+    validate(document)
+    assert document["summary"]["failed"] == 3
+
+
+# -- progress ------------------------------------------------------------------------------------
+
+
+class FakeTerminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_only_on_a_terminal():
+    quiet = io.StringIO()
+    progress = report.ProgressLine(quiet)
+    progress(checker.VectorResult("a", checker.PASS), 1, 2)
+    progress.finish()
+    assert quiet.getvalue() == ""
+    tty = FakeTerminal()
+    progress = report.ProgressLine(tty, interval=0.0)
+    progress(checker.VectorResult("a", checker.PASS), 1, 2)
+    progress(checker.VectorResult("b", checker.CRASH, message="x"), 2, 2)
+    assert "\r[1/2] 1 passed, 0 failed  a" in tty.getvalue()
+    assert "\r[2/2] 1 passed, 1 failed  b" in tty.getvalue()
+    progress.finish()
+    assert tty.getvalue().endswith("\r")
+
+
+def test_summary_last_line_is_exact_with_warnings_after_details():
+    results = [
+        checker.VectorResult("a", checker.PASS),
+        checker.VectorResult("b", checker.WRONG_VICTIMS, 3, "evict", "m", [1], [2]),
+    ]
+    run = synthetic_run(results)
+    run.warnings = ["the adapter did not exit within 1 s after bye; killed it"]
+    text = report.format_summary(run)
+    assert text.splitlines()[-1] == "1 passed, 1 failed"
+    assert "warning: the adapter did not exit" in text
+    assert text.startswith("FAIL b: call 3 (evict): wrong-victims: m\n    expected: [1]\n")
+
+
+def test_vectors_with_refusals_pass_through_the_cli(capsys, tmp_path):
+    refused = reference_vector(
+        "cli/refusals",
+        [
+            {"op": "new", "params": params(2, 0, 2, 1), "seed": 0},
+            {"op": "step", "pos": 1, "attn": None},
+            {"op": "step", "pos": 1, "attn": None},
+            {"op": "step", "pos": 2, "attn": [float("1e39")]},
+            {"op": "evict"},
+        ],
+    )
+    directory = write_suite(tmp_path / "v", [refused])
+    code, out, _ = cli(capsys, str(directory))
+    assert code == 0, out
