@@ -112,7 +112,8 @@ class Vector:
             "id": self.id,
             "description": self.description,
             "tags": list(self.tags),
-            "params": dict(self.params),
+            # A vector of a refused construction may hold params that are not an object.
+            "params": dict(self.params) if isinstance(self.params, Mapping) else self.params,
             "seed": self.seed,
             "calls": [call.to_json() for call in self.calls],
         }
