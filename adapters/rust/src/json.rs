@@ -278,8 +278,9 @@ impl Reader<'_> {
             }
             integer = false;
         }
-        // The grammar above admits only ASCII, so these slices are valid UTF-8.
-        let text = std::str::from_utf8(&self.bytes[start..self.at]).expect("ASCII number");
+        // SAFETY: the grammar above admitted only ASCII bytes, so the slice is valid UTF-8.
+        // (Checking it again cost an eighth of the adapter's time on a long attention list.)
+        let text = unsafe { std::str::from_utf8_unchecked(&self.bytes[start..self.at]) };
         if !integer {
             return Ok(Json::Float(
                 text.parse().expect("a JSON number parses as f64"),
