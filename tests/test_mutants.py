@@ -120,3 +120,55 @@ def test_adapter_refuses_an_unknown_mutant_with_the_list_of_names():
     assert done.returncode == 2
     assert b"unknown mutant 'no-such-mutant'" in done.stderr
     assert b"running-sum" in done.stderr
+
+
+# -- the kill matrix ---------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def witness_suite():
+    """Every witness as a vector, expectations filled in by the reference."""
+    from conformance.builders.mutant_traps import trap
+    from conformance.generator import realize
+
+    return [realize(trap(mutant, ("ties",))) for mutant in CATALOGUE]
+
+
+def test_each_witness_vector_kills_its_mutant_through_the_checker(witness_suite):
+    from conformance.mutants.killing import kill_matrix
+
+    matrix = kill_matrix(witness_suite, CATALOGUE)
+    assert not matrix.survivors
+    for row in matrix.rows:
+        assert f"mutant-traps/{row.mutant.name}" in row.guards, row.mutant.name
+
+
+def test_the_reference_passes_every_witness_vector(witness_suite):
+    from conformance.checker import judge
+    from conformance.mutants._base import replay
+
+    for vector in witness_suite:
+        answers = replay(new_policy, [call.request for call in vector.calls])
+        assert judge(vector, answers).passed, vector.id
+
+
+def test_the_runner_fails_a_mutant_served_by_a_real_adapter_process(witness_suite, tmp_path):
+    from conformance.vectors import dumps_vector
+
+    chosen = ("ties-to-higher-position", "running-sum", "null-advances-ring")
+    for vector in witness_suite:
+        if vector.id.rsplit("/", 1)[-1] in chosen:
+            path = tmp_path / f"{vector.id.replace('/', '__')}.json"
+            path.write_text(dumps_vector(vector), encoding="utf-8")
+    adapter = f"{sys.executable} -m conformance adapter --mutant running-sum"
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--adapter", adapter, str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "mutant:running-sum" in done.stdout + done.stderr
+    assert "mutant-traps/running-sum" in done.stdout
+    assert done.stdout.rstrip().endswith("2 passed, 1 failed")

@@ -53,7 +53,7 @@ def _as_int(value: Any, raw: Mapping[str, Any]) -> int:
     rule="§2.1: poolKernel must be odd",
     origin="checking only `poolKernel >= 1`; an even kernel then pools over a lopsided "
     "window (r = (k - 1) / 2 rounds down)",
-    keywords=("even",),
+    keywords=("even kernel", "even poolkernel", "must be odd"),
     witness=Witness(params(4, 1, 2, 2)),
 )
 class EvenKernelAccepted(SnapKV):
@@ -109,7 +109,7 @@ class RecentWindowEqualBudgetAccepted(SnapKV):
     "param-above-int31-accepted",
     rule="§2.1: every parameter is at most 2^31 - 1",
     origin="64-bit or unsigned integers in the port, with no upper bound checked",
-    keywords=("2^31", "too large", "above int31", "out-of-range"),
+    keywords=("2^31", "64-bit", "above int31"),
     witness=Witness(params(2**31, 1, 2, 1)),
 )
 class ParamAboveInt31Accepted(SnapKV):

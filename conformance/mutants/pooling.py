@@ -92,7 +92,7 @@ class BackwardOnlyPooling(SnapKV):
     "kernel-as-radius",
     rule="§2.4: r = (poolKernel - 1) / 2",
     origin="reading poolKernel as a half-width (`window = 2 * poolKernel + 1`)",
-    keywords=("kernel", "radius", "half-width"),
+    keywords=("radius", "half-width", "(poolkernel - 1) / 2"),
     witness=Witness(params(4, 1, 1, 3), (*steps(0, 4), step(4, [1.0, 0.5, 0.0, 0.25]), EVICT)),
 )
 class KernelAsRadius(SnapKV):
@@ -108,7 +108,7 @@ class KernelAsRadius(SnapKV):
     rule="§2.4: the pooling window is clamped to the kept list at both ends",
     origin="circular padding, or indexing `sums[(i + d) % n]` so the first and last kept "
     "entries become neighbours",
-    keywords=("wrap", "clamp"),
+    keywords=("wrap-around pooling", "clamp", "circular"),
     witness=Witness(params(2, 0, 1, 3), (*steps(0, 2), step(2, [1.0, 0.5]), EVICT)),
 )
 class WrapAroundPooling(SnapKV):
@@ -127,7 +127,7 @@ class WrapAroundPooling(SnapKV):
     rule="§2.4: pooled scores are the maximum over the window, not the mean",
     origin="the official SnapKV code defaults to `F.avg_pool1d` (zero padding, divided by "
     "the kernel)",
-    keywords=("average", "avg_pool", "mean"),
+    keywords=("average", "avg_pool"),
     witness=Witness(params(3, 0, 1, 3), (*steps(0, 3), step(3, [0.25, 0.25, 0.25]), EVICT)),
 )
 class AveragePooling(SnapKV):
@@ -145,7 +145,7 @@ class AveragePooling(SnapKV):
     "recent-excluded-from-pooling",
     rule="§2.4: the protected recent entries count as neighbours in the pooling",
     origin="slicing the candidates off first (`sums[:-recent]`) and pooling only the slice",
-    keywords=("recent entries", "defend", "neighbours", "neighbors"),
+    keywords=("defend", "recent entries take part", "recent neighbour"),
     witness=Witness(params(4, 2, 1, 3), (*steps(0, 4), step(4, [1.0, 0.25, 0.5, 2.0]), EVICT)),
 )
 class RecentExcludedFromPooling(SnapKV):
@@ -163,7 +163,7 @@ class RecentExcludedFromPooling(SnapKV):
     rule="§2.4: sum each ring first, then max-pool the sums",
     origin="max-pooling each step's attention row (as the prefill paper pools the votes) and "
     "summing the pooled rows over the window",
-    keywords=("pool-then-sum", "pooled per step", "per step"),
+    keywords=("pool-then-sum", "pooled per step", "pooling each step", "summed first"),
     witness=Witness(
         params(3, 1, 2, 3),
         (*steps(0, 3), step(3, [1.0, 0.0, 0.0]), step(4, [0.0, 0.0, 1.0, 0.0]), EVICT),

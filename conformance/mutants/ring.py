@@ -28,7 +28,7 @@ NULL_STEP_WITNESS = Witness(
     rule="§2.3: a null attn writes nothing and does not move the cursor",
     origin="the cursor increment sits outside the `if (attn != NULL)` block, so the window "
     "counts calls rather than observed steps and keeps a stale weight for another cycle",
-    keywords=("null", "inert"),
+    keywords=("null step", "null attn", "null vector", "inert"),
     witness=NULL_STEP_WITNESS,
 )
 class NullAdvancesRing(SnapKV):
@@ -47,7 +47,7 @@ class NullAdvancesRing(SnapKV):
     "null-writes-zeros",
     rule="§2.3: a null attn writes nothing and does not move the cursor",
     origin="treating a missing attention vector as all-zero attention (`attn or [0] * n`)",
-    keywords=("null", "zeros"),
+    keywords=("null step", "null attn", "null vector", "inert", "writes zeros"),
     witness=NULL_STEP_WITNESS,
 )
 class NullWritesZeros(SnapKV):

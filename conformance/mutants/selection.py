@@ -84,7 +84,7 @@ class OneVictimPerEvict(SnapKV):
     rule="§2.4: k = max(0, len(kept) - budget), leaving exactly budget positions",
     origin="evicting while `len(kept) >= budget` (to make room for the next admission) "
     "rather than while `len(kept) > budget`",
-    keywords=("budget", "right count", "count"),
+    keywords=("right count", "exactly budget", "budget - 1", "number of victims"),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
 )
 class EvictCountOffByOne(SnapKV):
@@ -123,7 +123,7 @@ class GreedyRescoring(SnapKV):
     "rank-by-sums",
     rule="§2.4: candidates are ranked by pooled score",
     origin="computing the pooled scores (they show in debug output) but ranking by the raw sums",
-    keywords=("pooled", "pooling", "defend"),
+    keywords=("max-pool", "max pool", "pooled score", "defend"),
     witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [0.5, 0.25, 1.0]), EVICT)),
 )
 class RankBySums(SnapKV):
@@ -138,7 +138,7 @@ class RankBySums(SnapKV):
     rule="§2.4: the recentWindow highest kept positions are never candidates",
     origin="dropping the recent-window guard, or applying it only to the positions admitted "
     "since the last eviction",
-    keywords=("recent", "protected"),
+    keywords=("protected", "recent window", "recentwindow"),
     witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), step(2, [1.0, 1.0]), EVICT)),
 )
 class RecentMadeCandidates(SnapKV):

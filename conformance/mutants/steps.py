@@ -43,7 +43,7 @@ class GapsRefused(SnapKV):
     "equal-position-accepted",
     rule="§2.3: pos must be strictly greater than every position admitted before",
     origin="`pos < last` where `pos <= last` was meant in the monotonicity check",
-    keywords=("equal", "repeat", "strictly"),
+    keywords=("equal position", "same position", "repeat", "strictly greater"),
     witness=Witness(ONE, (step(0), step(0))),
 )
 class EqualPositionAccepted(SnapKV):
@@ -60,7 +60,7 @@ class EqualPositionAccepted(SnapKV):
     rule="§2.3: pos must exceed every position admitted before, evicted ones included",
     origin="comparing with the highest *kept* position (`kept.back()`), which falls when the "
     "newest position is evicted",
-    keywords=("evicted", "admitted before", "ever admitted"),
+    keywords=("evicted ones included", "ever admitted", "highest kept", "admitted before"),
     witness=Witness(ONE, (step(0), step(1, [1.0]), EVICT, step(1))),
 )
 class PositionCheckedAgainstKept(SnapKV):
@@ -144,7 +144,7 @@ class AttentionJudgedBeforePosition(SnapKV):
     rule="§2.3: attn has len(kept) weights, kept as before this step's admission",
     origin="appending the new position first and then writing the step's attention over "
     "every kept position, the new one included",
-    keywords=("before this step's admission", "before admission", "wrong length", "length"),
+    keywords=("before this step's admission", "before admission", "after admission"),
     witness=Witness(ONE, (step(0), step(1, [1.0]))),
 )
 class AdmittedBeforeRecording(SnapKV):
