@@ -6,8 +6,10 @@ first 1024 steps every step carries 1024 weights and every evict has one victim)
 Each adapter gets the same bytes piped in by a writer thread; the clock runs from the ``hello``
 answer to the ``bye`` answer, so process start-up is left out. Repeats are interleaved across
 the adapters so that background load falls on all of them alike. The script prints, per
-adapter, the median steps per second over the repeats and its ratio to the reference, and
-checks that all adapters answered the run identically.
+adapter, the median steps per second over the repeats by wall time and by the adapter
+process's CPU time (steadier on a shared machine; it includes start-up, a fraction of a second
+for Python), each with its ratio to the reference, and checks that all adapters answered the
+run identically.
 
 An adapter that is not built is reported as absent and the rest still run:
 
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import resource
 import statistics
 import subprocess
 import sys
@@ -43,6 +46,7 @@ class Adapter:
     argv: list[str] | None
     absent: str = ""
     rates: list[float] = field(default_factory=list)
+    cpu_rates: list[float] = field(default_factory=list)
     answers: bytes = b""
 
 
@@ -79,8 +83,15 @@ def build_stream(steps: int, seed: int) -> bytes:
     return ("\n".join(lines) + "\n").encode()
 
 
-def time_run(argv: list[str], stream: bytes) -> tuple[float, bytes]:
-    """Seconds from the ``hello`` answer to the ``bye`` answer, and the answers after hello."""
+def child_cpu_seconds() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_run(argv: list[str], stream: bytes) -> tuple[float, float, bytes]:
+    """Wall seconds from the ``hello`` answer to the ``bye`` answer, the adapter process's
+    CPU seconds (start-up included), and the answers after hello."""
+    cpu_before = child_cpu_seconds()
     with subprocess.Popen(
         argv, cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
     ) as proc:
@@ -105,9 +116,10 @@ def time_run(argv: list[str], stream: bytes) -> tuple[float, bytes]:
         elapsed = time.perf_counter() - start
         writer.join(timeout=max(deadline - time.monotonic(), 1.0))
         status = proc.wait(timeout=max(deadline - time.monotonic(), 1.0))
+    cpu = child_cpu_seconds() - cpu_before
     if status != 0 or not answers.endswith(b'"ok":true}\n'):
         raise RuntimeError(f"{argv[0]}: exit status {status}, output ends {answers[-200:]!r}")
-    return elapsed, answers
+    return elapsed, cpu, answers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -129,21 +141,31 @@ def main(argv: list[str] | None = None) -> int:
     for _ in range(args.repeats):
         for adapter in runnable:
             assert adapter.argv is not None
-            elapsed, adapter.answers = time_run(adapter.argv, stream)
+            elapsed, cpu, adapter.answers = time_run(adapter.argv, stream)
             adapter.rates.append(args.steps / elapsed)
+            adapter.cpu_rates.append(args.steps / cpu)
 
     reference = runnable[0]
     base = statistics.median(reference.rates)
+    cpu_base = statistics.median(reference.cpu_rates)
+    print(
+        f"  {'':<20} {'wall steps/s':>13} {'x ref':>7} {'range':>17}"
+        f"   {'CPU steps/s':>12} {'x ref':>7}"
+    )
     for adapter in runnable:
-        rate = statistics.median(adapter.rates)
+        rate, cpu_rate = statistics.median(adapter.rates), statistics.median(adapter.cpu_rates)
         spread = f"{min(adapter.rates):,.0f}..{max(adapter.rates):,.0f}"
         print(
-            f"  {adapter.name:<20} {rate:>12,.0f} steps/s  (range {spread})"
-            f"  x{rate / base:,.1f} the reference"
+            f"  {adapter.name:<20} {rate:>13,.0f} {rate / base:>7.1f} {spread:>17}"
+            f"   {cpu_rate:>12,.0f} {cpu_rate / cpu_base:>7.1f}"
         )
-    by_name = {a.name: statistics.median(a.rates) for a in runnable}
-    if "c" in by_name and "rust" in by_name:
-        print(f"  rust / c: {by_name['rust'] / by_name['c']:.2f}")
+    wall = {a.name: statistics.median(a.rates) for a in runnable}
+    cpu = {a.name: statistics.median(a.cpu_rates) for a in runnable}
+    if "c" in wall and "rust" in wall:
+        print(
+            f"  rust / c: {wall['rust'] / wall['c']:.2f} by wall time, "
+            f"{cpu['rust'] / cpu['c']:.2f} by CPU time"
+        )
     # Every answer after hello (victims, oks) must be the same bytes from every adapter.
     differing = [a.name for a in runnable if a.answers != reference.answers]
     if differing:
