@@ -372,10 +372,6 @@ static void answer(session *s, const char *line, size_t len) {
     size_t id = NO_NODE, op, k, mark;
     int parsed;
     v.kind = NULL;
-    if (len >= 3 && memcmp(line, "\xEF\xBB\xBF", 3) == 0) { /* a UTF-8 BOM, as Python skips */
-        line += 3;
-        len -= 3;
-    }
     s->out.len = 0;
     if (!json_valid_utf8(line, len)) {
         refuse(&v, "bad-request", "request is not UTF-8");

@@ -234,7 +234,8 @@ int json_valid_utf8(const char *text, size_t len) {
             need = 1;
         } else if (c >= 0xE0 && c <= 0xEF) {
             need = 2;
-            if (c == 0xE0) lo = 0xA0; /* no overlong forms; 0xED (surrogates) passes */
+            if (c == 0xE0) lo = 0xA0; /* no overlong forms */
+            if (c == 0xED) hi = 0x9F; /* no UTF-16 surrogates (U+D800..U+DFFF) */
         } else if (c >= 0xF0 && c <= 0xF4) {
             need = 3;
             if (c == 0xF0) lo = 0x90;

@@ -51,8 +51,8 @@ typedef struct {
 int json_parse(json_doc *doc, const char *text, size_t len);
 void json_release(json_doc *doc);
 
-/* 1 when text[0..len) is UTF-8 as Python's decoder with "surrogatepass" accepts it: shortest
- * forms, code points up to U+10FFFF, encoded surrogates allowed. */
+/* 1 when text[0..len) is well-formed UTF-8 (RFC 3629): shortest forms only, no encoded
+ * surrogates, nothing above U+10FFFF. */
 int json_valid_utf8(const char *text, size_t len);
 
 /* The index of the value of the last member named key (an ASCII name, compared after
