@@ -26,8 +26,18 @@ def _refuse_constant(name: str) -> Any:
 
 
 def decode_request(line: bytes | str) -> Any:
-    """Parse one request line as strict JSON (no ``NaN``/``Infinity``); raise ValueError."""
-    return json.loads(line, parse_constant=_refuse_constant)
+    """Parse one request line as strict UTF-8 JSON (no ``NaN``/``Infinity``); raise ValueError.
+
+    Bytes are decoded as UTF-8 here because ``json.loads`` would otherwise guess UTF-16 or
+    UTF-32 from the first bytes. Nesting too deep for the parser is a ValueError too, not a
+    crash.
+    """
+    if isinstance(line, bytes):
+        line = line.decode("utf-8")
+    try:
+        return json.loads(line, parse_constant=_refuse_constant)
+    except RecursionError:
+        raise ValueError("the request nests too deeply") from None
 
 
 def encode(message: Mapping[str, Any]) -> bytes:

@@ -126,7 +126,10 @@ class Scores:
 
 def json_repr(value: Any) -> str:
     """A short rendering of a wire value for error messages."""
-    text = repr(value)
+    try:
+        text = repr(value)
+    except RecursionError:  # a list the JSON parser could nest but repr cannot
+        return "a value nested too deeply to show"
     return text if len(text) <= 60 else text[:57] + "..."
 
 

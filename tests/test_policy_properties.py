@@ -1,0 +1,174 @@
+"""Property tests: the numpy reference equals the plain-Python oracle on random scenarios.
+
+A scenario is drawn call by call (the attention length depends on the state): random params
+(recentWindow 0, kernels wider than the cache, obsWindow 2^31 - 1), null steps, position gaps,
+several steps between evictions, ``scores`` and refused calls of every kind mixed in. After
+every call the two must agree bit for bit (victims, kept positions, sums, pooled scores, the
+ring cursor), a refused call must raise the same kind in both and change nothing, and every
+eviction must satisfy the invariants a checker would judge it by.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
+
+from conformance.policy import SnapKV
+
+SETTINGS = settings(
+    max_examples=250,
+    deadline=None,  # a shared, noisy machine: no timing in tests
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+
+
+@st.composite
+def policy_params(draw: st.DrawFn) -> dict[str, int]:
+    budget = draw(st.integers(1, 9))
+    recent = draw(st.one_of(st.just(0), st.integers(0, budget - 1)))
+    obs = draw(st.one_of(st.integers(1, 5), st.sampled_from([8, 9, 17, MAX_INT31])))
+    kernel = draw(st.one_of(st.sampled_from([1, 3, 5]), st.sampled_from([7, 19, MAX_INT31])))
+    return params_dict(budget, recent, obs, kernel)
+
+
+# Weights: few distinct values (ties), any float32, any float64 in range (narrowed), subnormals,
+# zeros of both signs, integers and tiny negatives that narrow to -0.0.
+WEIGHTS = st.one_of(
+    st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0**-53, 1.0 + 2.0**-23]),
+    st.floats(0, 2.0**20, width=32),
+    st.floats(0, 3.4e38, allow_nan=False),
+    st.floats(0, 2.0**-126, width=32),
+    st.sampled_from([-0.0, -1e-46, 0, 1, 3]),
+)
+
+BAD_WEIGHTS = [-0.5, -(2.0**-149), 3.5e38, 1e39, 10**400, math.nan, math.inf, "0.5", None, True, []]
+
+
+def bad_positions(last: int | None) -> list[Any]:
+    bad: list[Any] = [-1, 2**31, 1.5, "1", None, True, [1]]
+    if last is not None:
+        bad += [last, last - 1, float(last + 1)]
+    return bad
+
+
+def bad_attention(draw: st.DrawFn, kept: int) -> Any:
+    """An attention that must be refused with ``invalid-attention`` when ``kept`` are kept."""
+    kind = draw(st.sampled_from(["length", "element", "type"]))
+    if kind == "type":
+        return draw(st.sampled_from([0.5, "[]", {}, True]))
+    if kind == "length" or kept == 0:
+        length = draw(st.integers(0, kept + 2).filter(lambda n: n != kept))
+        return [0.5] * length
+    attn: list[Any] = [0.5] * kept
+    attn[draw(st.integers(0, kept - 1))] = draw(st.sampled_from(BAD_WEIGHTS))
+    return attn
+
+
+def state(reference: SnapKV) -> tuple[Any, ...]:
+    """The reference's state, bit for bit (the full ring only while it is small)."""
+    scores = reference.scores()
+    ring = reference.history.tobytes() if reference.params.obsWindow <= 64 else None
+    return (
+        scores.positions,
+        float_bits(scores.sums),
+        float_bits(scores.pooled),
+        reference.slot,
+        reference.last_admitted,
+        ring,
+    )
+
+
+def check_eviction(reference: SnapKV, kept_before: list[int], victims: list[int]) -> None:
+    """The invariants of one eviction, judged on its own terms."""
+    budget, recent = reference.params.budget, reference.params.recentWindow
+    protected = set(kept_before[len(kept_before) - recent :]) if recent else set()
+    assert victims == sorted(set(victims)), "ascending and unique"
+    assert set(victims) <= set(kept_before), "only kept positions"
+    assert not set(victims) & protected, "never the recentWindow highest"
+    assert len(victims) == max(0, len(kept_before) - budget), "the right count"
+    assert reference.kept.tolist() == [p for p in kept_before if p not in victims]
+
+
+def compare(reference: SnapKV, oracle: OracleSnapKV) -> None:
+    assert reference.kept.tolist() == oracle.kept
+    assert reference.slot == oracle.slot
+    assert reference.last_admitted == oracle.last
+    scores = reference.scores()
+    assert float_bits(scores.sums) == float_bits(oracle.sums())
+    assert float_bits(scores.pooled) == float_bits(oracle.pooled())
+
+
+def draw_call(draw: st.DrawFn, reference: SnapKV) -> tuple[tuple[Any, ...], str | None]:
+    """One call and the error kind it must get (None: it must succeed)."""
+    kept, last = len(reference.kept), reference.last_admitted
+    exhausted = last == MAX_INT31
+    choice = draw(st.sampled_from(["step"] * 5 + ["null", "evict", "evict", "bad-pos", "bad-attn"]))
+    if choice == "evict" or (exhausted and choice in ("step", "null", "bad-attn")):
+        return ("evict",), None
+    if choice == "bad-pos":
+        return ("step", draw(st.sampled_from(bad_positions(last))), [0.5] * kept), (
+            "invalid-position"
+        )
+    start = -1 if last is None else last
+    room = MAX_INT31 - start  # >= 1: not exhausted
+    big = draw(st.integers(0, 9)) == 0  # now and then a huge gap, towards 2^31 - 1
+    gap = draw(st.integers(1, room if big else min(3, room)))
+    pos = start + gap
+    if choice == "bad-attn":
+        return ("step", pos, bad_attention(draw, kept)), "invalid-attention"
+    attn = None if choice == "null" else draw(st.lists(WEIGHTS, min_size=kept, max_size=kept))
+    return ("step", pos, attn), None
+
+
+@SETTINGS
+@given(raw=policy_params(), data=st.data())
+def test_reference_equals_oracle_on_random_scenarios(raw: dict[str, int], data: Any) -> None:
+    reference, oracle = SnapKV(raw, data.draw(st.integers())), OracleSnapKV(raw)
+    for _ in range(data.draw(st.integers(1, 40))):
+        call, must_refuse = draw_call(data.draw, reference)
+        kept_before, before, oracle_before = (
+            reference.kept.tolist(),
+            state(reference),
+            oracle.state(),
+        )
+        outcome = apply(reference, call)
+        assert outcome == apply(oracle, call), call
+        if must_refuse is not None:
+            assert outcome == ("error", must_refuse)
+            assert state(reference) == before
+            assert oracle.state() == oracle_before
+            continue
+        assert outcome[0] == "ok"
+        if call[0] == "evict":
+            check_eviction(reference, kept_before, outcome[1])
+        compare(reference, oracle)
+
+
+@settings(SETTINGS, max_examples=25)
+@given(
+    raw=policy_params(),
+    seed=st.integers(0, 2**32 - 1),
+    steps=st.integers(50, 300),
+    every=st.integers(1, 7),
+)
+def test_reference_equals_oracle_on_long_random_workloads(
+    raw: dict[str, int], seed: int, steps: int, every: int
+) -> None:
+    """numpy-seeded float32 attention, evicting every ``every`` steps: long runs, many wraps."""
+    rng = np.random.default_rng(seed)
+    reference, oracle = SnapKV(raw), OracleSnapKV(raw)
+    for pos in range(steps):
+        attn = [float(w) for w in rng.random(len(oracle.kept), dtype=np.float32)]
+        reference.step(pos, attn)
+        oracle.step(pos, attn)
+        if pos % every == 0:
+            kept_before = reference.kept.tolist()
+            victims = reference.evict()
+            assert victims == oracle.evict()
+            check_eviction(reference, kept_before, victims)
+    compare(reference, oracle)
