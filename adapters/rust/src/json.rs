@@ -166,14 +166,21 @@ impl Reader<'_> {
         }
     }
 
-    fn enter(&mut self) -> Result<(), ParseError> {
+    /// Step past an opening bracket; true when the `close` byte follows at once (and is
+    /// consumed): the container is empty.
+    fn enter(&mut self, close: u8) -> Result<bool, ParseError> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err(self.error("nested too deeply"));
         }
         self.at += 1; // the opening bracket
         self.skip_whitespace();
-        Ok(())
+        if self.peek() == Some(close) {
+            self.at += 1;
+            self.depth -= 1;
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// After an element: `,` (and whitespace) to go on, or the closing byte to stop.
@@ -195,11 +202,8 @@ impl Reader<'_> {
     }
 
     fn array(&mut self) -> Result<Json, ParseError> {
-        self.enter()?;
         let mut items = Vec::new();
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            self.depth -= 1;
+        if self.enter(b']')? {
             return Ok(Json::Array(items));
         }
         loop {
@@ -211,11 +215,8 @@ impl Reader<'_> {
     }
 
     fn object(&mut self) -> Result<Json, ParseError> {
-        self.enter()?;
         let mut members = Vec::new();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            self.depth -= 1;
+        if self.enter(b'}')? {
             return Ok(Json::Object(members));
         }
         loop {
@@ -451,29 +452,30 @@ pub fn write_value(out: &mut String, value: &Json) {
         Json::Float(number) if number.is_finite() => write_f64(out, *number),
         Json::Float(_) => out.push_str("null"),
         Json::Str(units) => write_units(out, units),
-        Json::Array(items) => {
-            out.push('[');
-            for (n, item) in items.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                write_value(out, item);
-            }
-            out.push(']');
-        }
-        Json::Object(members) => {
-            out.push('{');
-            for (n, (name, item)) in members.iter().enumerate() {
-                if n > 0 {
-                    out.push(',');
-                }
-                write_units(out, name);
-                out.push(':');
-                write_value(out, item);
-            }
-            out.push('}');
-        }
+        Json::Array(items) => write_seq(out, ('[', ']'), items, write_value),
+        Json::Object(members) => write_seq(out, ('{', '}'), members, |out, (name, item)| {
+            write_units(out, name);
+            out.push(':');
+            write_value(out, item);
+        }),
     }
+}
+
+/// Append `items` written by `write`, comma-separated between the `brackets`.
+pub fn write_seq<T>(
+    out: &mut String,
+    brackets: (char, char),
+    items: &[T],
+    mut write: impl FnMut(&mut String, &T),
+) {
+    out.push(brackets.0);
+    for (n, item) in items.iter().enumerate() {
+        if n > 0 {
+            out.push(',');
+        }
+        write(out, item);
+    }
+    out.push(brackets.1);
 }
 
 #[cfg(test)]

@@ -203,14 +203,10 @@ fn hello(request: &Json) -> Answer {
     json::write_str(&mut out, language);
     out.push_str(",\"version\":");
     json::write_str(&mut out, version);
-    out.push_str("},\"capabilities\":[");
-    for (n, capability) in CAPABILITIES.iter().enumerate() {
-        if n > 0 {
-            out.push(',');
-        }
-        json::write_str(&mut out, capability);
-    }
-    out.push(']');
+    out.push('}');
+    push_list(&mut out, "capabilities", &CAPABILITIES, |out, name| {
+        json::write_str(out, name)
+    });
     Ok(out)
 }
 
@@ -260,17 +256,11 @@ pub fn parse_params(raw: &Json) -> Result<Params, PolicyError> {
     Params::new(values[0], values[1], values[2], values[3])
 }
 
-fn push_list<T>(out: &mut String, key: &str, items: &[T], mut write: impl FnMut(&mut String, &T)) {
+fn push_list<T>(out: &mut String, key: &str, items: &[T], write: impl FnMut(&mut String, &T)) {
     out.push_str(",\"");
     out.push_str(key);
-    out.push_str("\":[");
-    for (n, item) in items.iter().enumerate() {
-        if n > 0 {
-            out.push(',');
-        }
-        write(out, item);
-    }
-    out.push(']');
+    out.push_str("\":");
+    json::write_seq(out, ('[', ']'), items, write);
 }
 
 fn write_u32(out: &mut String, value: &u32) {

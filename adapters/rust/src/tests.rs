@@ -18,6 +18,14 @@ fn snapshot(p: &SnapKV) -> (Vec<u32>, u32, Option<u32>, Vec<Vec<f32>>) {
     (p.kept().to_vec(), p.slot(), p.last_admitted(), rows)
 }
 
+/// Admit `positions` in order, each with an observed step of zero weights.
+fn admit_with_zeros(p: &mut SnapKV, positions: &[i64]) {
+    for &pos in positions {
+        let zeros = vec![0.0; p.kept().len()];
+        p.step(pos, Some(&zeros)).unwrap();
+    }
+}
+
 /// A tiny deterministic generator (xorshift64*) so tests need no crate.
 struct Rng(u64);
 
@@ -294,9 +302,7 @@ fn both_pooling_methods_match_an_oracle() {
 fn pooling_runs_over_kept_entries_not_position_numbers() {
     // Positions 0, 10, 20, 30 after gaps: neighbours are adjacent kept entries.
     let mut p = policy(3, 0, 1, 3);
-    p.step(0, None).unwrap();
-    p.step(10, Some(&[0.0])).unwrap();
-    p.step(20, Some(&[0.0, 0.0])).unwrap();
+    admit_with_zeros(&mut p, &[0, 10, 20]);
     p.step(30, Some(&[0.0, 4.0, 0.0])).unwrap();
     let scores = p.scores();
     assert_eq!(scores.pooled, vec![4.0, 4.0, 4.0, 0.0]);
@@ -310,10 +316,7 @@ fn protected_recent_entries_still_defend_their_neighbours() {
     // but still pools onto position 2: pooled [0.5, 0.5, 9, 9, 9], so two victims among the
     // candidates 0, 1, 2 are 0 and 1. Leaving 3 out of the pooling would evict 0 and 2.
     let mut p = policy(3, 2, 1, 3);
-    p.step(0, None).unwrap();
-    p.step(1, Some(&[0.0])).unwrap();
-    p.step(2, Some(&[0.0, 0.0])).unwrap();
-    p.step(3, Some(&[0.0, 0.0, 0.0])).unwrap();
+    admit_with_zeros(&mut p, &[0, 1, 2, 3]);
     p.step(4, Some(&[0.5, 0.25, 0.0, 9.0])).unwrap();
     assert_eq!(p.scores().pooled, vec![0.5, 0.5, 9.0, 9.0, 9.0]);
     assert_eq!(p.evict(), vec![0, 1]);
@@ -325,9 +328,7 @@ fn protected_recent_entries_still_defend_their_neighbours() {
 fn ties_evict_the_lower_position() {
     // recent 1 protects 9 (admitted with zeros); 3, 5 and 8 tie at 0.5.
     let mut p = policy(2, 1, 1, 1);
-    p.step(3, None).unwrap();
-    p.step(5, Some(&[0.5])).unwrap();
-    p.step(8, Some(&[0.5, 0.5])).unwrap();
+    admit_with_zeros(&mut p, &[3, 5, 8]);
     p.step(9, Some(&[0.5, 0.5, 0.5])).unwrap();
     assert_eq!(p.evict(), vec![3, 5]);
 }
@@ -335,9 +336,7 @@ fn ties_evict_the_lower_position() {
 #[test]
 fn victims_come_back_ascending_not_in_rank_order() {
     let mut p = policy(2, 0, 1, 1);
-    p.step(0, None).unwrap();
-    p.step(1, Some(&[0.0])).unwrap();
-    p.step(2, Some(&[0.0, 0.0])).unwrap();
+    admit_with_zeros(&mut p, &[0, 1, 2]);
     p.step(3, Some(&[0.3, 0.1, 0.9])).unwrap();
     // Sums [0.3, 0.1, 0.9, 0]: rank order 3, 1, 0; evict two: 3 and 1, reported [1, 3].
     assert_eq!(p.evict(), vec![1, 3]);

@@ -33,7 +33,9 @@ static ALLOCATOR: Counting = Counting;
 fn memory_per_kept_slot_at_the_defaults() {
     let params = Params::DEFAULT;
     // Weights prepared before measuring, so only the policy's own allocations count.
-    let weights: Vec<f32> = (0..=params.budget).map(|i| (i % 97) as f32 / 97.0).collect();
+    let weights: Vec<f32> = (0..=params.budget)
+        .map(|i| (i % 97) as f32 / 97.0)
+        .collect();
     let before = LIVE.load(Ordering::SeqCst);
     let mut policy = SnapKV::new(params);
     PEAK.store(before, Ordering::SeqCst);
@@ -46,7 +48,11 @@ fn memory_per_kept_slot_at_the_defaults() {
     let peak = PEAK.load(Ordering::SeqCst) - before;
     let kept = policy.kept().len();
     assert_eq!(kept, params.budget as usize);
-    assert_eq!(held, policy.heap_bytes(), "heap_bytes() must account for every allocation");
+    assert_eq!(
+        held,
+        policy.heap_bytes(),
+        "heap_bytes() must account for every allocation"
+    );
     let per_slot = held as f64 / kept as f64;
     println!(
         "defaults {params:?}: {held} bytes held for {kept} kept ({per_slot:.1} bytes per kept \
