@@ -1,4 +1,5 @@
-"""The Rust port (``adapters/rust``): its own unit tests, then the reference's answers exactly.
+"""The Rust port (``adapters/rust``): its own unit tests, the reference's answers exactly, and
+the committed suite through ``snapkv-conformance run``.
 
 The crate is built once per session (release). Its adapter gets the same request streams as the
 reference adapter and must answer identically: ids, ok/refusal, error kinds, victims, and scores
@@ -12,6 +13,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -129,3 +131,21 @@ def long_run(seed: int) -> bytes:
 def test_long_pipelined_runs_match_the_reference(rust_adapter: list[str], seed: int) -> None:
     stream = long_run(seed)
     compare(stream, reference_output(stream), port_output(rust_adapter, stream), f"run {seed}")
+
+
+def suite_has_vectors() -> bool:
+    return any((ROOT / "vectors").rglob("*.json"))
+
+
+@pytest.mark.skipif(not suite_has_vectors(), reason="the committed suite has no vectors yet")
+def test_committed_suite_passes_through_the_runner(rust_adapter: list[str]) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--adapter", rust_adapter[0]],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    assert "snapkv-rust" in done.stdout, done.stdout[-4000:]
