@@ -67,8 +67,9 @@ def rust_adapter() -> list[str]:
     return [str(ADAPTER)]
 
 
-def test_cargo_unit_tests_pass(rust_adapter: list[str]) -> None:
-    done = run_cargo("test", "--release")
+def test_cargo_unit_tests_pass() -> None:
+    # The debug profile: it compiles in a few seconds and checks integer overflow.
+    done = run_cargo("test")
     results = [line for line in done.stdout.splitlines() if line.startswith("test result:")]
     assert results and all(line.startswith("test result: ok.") for line in results), done.stdout
     # The crate's own tests ran: not just empty harnesses.
