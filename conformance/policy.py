@@ -147,6 +147,9 @@ def parse_position(pos: Any, last_admitted: int | None) -> int:
     return pos
 
 
+_NUMBER_TYPES = frozenset((float, int))  # exactly; bool is not a JSON number
+
+
 def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
     """Validate a step's ``attn`` and narrow it to float32; raise ``invalid-attention``.
 
@@ -164,13 +167,19 @@ def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
             "invalid-attention",
             f"attn has {len(attn)} weight(s) but {kept} position(s) are kept",
         )
-    for index, weight in enumerate(attn):
-        if type(weight) is not float and type(weight) is not int:
-            raise PolicyError(
-                "invalid-attention", f"attn[{index}] is not a number: {json_repr(weight)}"
-            )
+    # Count exact types in C (list.count compares by identity first); the per-element loop
+    # only runs to name the offender. numpy alone would not do: it reads True as 1.0 and
+    # "0.5" as 0.5.
+    types = list(map(type, attn))
+    floats = types.count(float)
+    if floats != kept and floats + types.count(int) != kept:
+        index, weight = next((i, w) for i, w in enumerate(attn) if type(w) not in _NUMBER_TYPES)
+        raise PolicyError(
+            "invalid-attention", f"attn[{index}] is not a number: {json_repr(weight)}"
+        )
     try:
-        wide = np.array(attn, dtype=np.float64)
+        # fromiter reads each number as float() does (nearest float64), faster than np.array.
+        wide = np.fromiter(attn, dtype=np.float64, count=len(attn))
     except OverflowError:  # an integer literal beyond float64, hence beyond float32
         index = next(i for i, w in enumerate(attn) if type(w) is int and abs(w) > FLOAT32_MAX)
         raise PolicyError(
@@ -178,10 +187,16 @@ def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
         ) from None
     with np.errstate(over="ignore"):
         narrow = wide.astype(np.float32)
-    bad = np.flatnonzero(~np.isfinite(narrow) | (narrow < 0))
-    if bad.size:
-        index = int(bad[0])
-        reason = "is negative" if narrow[index] < 0 else "is beyond the float32 range"
+    # NaN fails both comparisons; -0.0 passes the first (it counts as zero).
+    accepted = (narrow >= 0) & (narrow <= FLOAT32_MAX)
+    if not accepted.all():
+        index = int(np.argmin(accepted))
+        if narrow[index] < 0:
+            reason = "is negative"
+        elif math.isnan(narrow[index]):
+            reason = "is not a number"
+        else:
+            reason = "is beyond the float32 range"
         raise PolicyError("invalid-attention", f"attn[{index}] {reason}: {attn[index]!r}")
     return narrow
 
@@ -295,11 +310,17 @@ class SnapKV:
         self._last_admitted = position
 
     def window_sums(self) -> np.ndarray:
-        """float64 sums of each ring in slot index order 0 upward, from ``+0.0``."""
-        rows = self._history[: self._count]
+        """float64 sums of each ring in slot index order 0 upward, from ``+0.0``.
+
+        One elementwise addition per slot, in slot order, into an accumulator that starts at
+        ``+0.0``. The slots are first copied (widened to float64, which is exact) into one
+        contiguous row per slot, so each addition reads memory in order.
+        """
+        width = min(self._history.shape[1], self.params.obsWindow)
+        slots = np.ascontiguousarray(self._history[: self._count, :width].T, dtype=np.float64)
         sums = np.zeros(self._count, dtype=np.float64)
-        for column in range(min(rows.shape[1], self.params.obsWindow)):
-            sums += rows[:, column]
+        for column in slots:
+            sums += column
         return sums
 
     def pool(self, sums: np.ndarray) -> np.ndarray:
@@ -316,11 +337,25 @@ class SnapKV:
         return max(self._count - self.params.recentWindow, 0)
 
     def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        """Indices of the ``count`` candidates with the smallest ``(pooled, position)``."""
-        candidates = self.candidate_count()
-        positions = self._positions[:candidates]
-        ranked = np.lexsort((positions, pooled[:candidates]))
-        return ranked[:count]
+        """Indices of the ``count`` candidates with the smallest ``(pooled, position)``, in
+        that rank order (lowest first).
+
+        Kept positions ascend with the index, so ``(pooled, index)`` orders like
+        ``(pooled, position)``. Rather than sort every candidate, this finds the ``count``-th
+        smallest pooled score ``t`` (a partition, linear time), takes every candidate below
+        ``t`` and then the lowest-indexed candidates equal to ``t``, and sorts only those.
+        """
+        scores = pooled[: self.candidate_count()]
+        if count <= 0 or scores.size == 0:
+            return np.zeros(0, dtype=np.intp)
+        if count == 1:  # the common case: argmin returns the first (lowest) index of the min
+            return np.array([np.argmin(scores)], dtype=np.intp)
+        count = min(count, scores.size)
+        threshold = np.partition(scores, count - 1)[count - 1]
+        below = np.flatnonzero(scores < threshold)
+        tied = np.flatnonzero(scores == threshold)[: count - below.size]
+        chosen = np.concatenate((below, tied))
+        return chosen[np.lexsort((chosen, scores[chosen]))]
 
     def order_victims(self, victims: np.ndarray) -> list[int]:
         """The evicted positions in ascending order (victims are kept-list indices)."""
@@ -343,6 +378,17 @@ class SnapKV:
         self._positions, self._history = positions, history
 
     def _compact(self, keep: np.ndarray) -> None:
+        """Drop the entries whose ``keep`` is False; the rest keep their order.
+
+        (Mutants that keep extra per-row arrays override this hook to compact them alike.)
+        """
+        gone = np.flatnonzero(~keep)
+        if gone.size == 1:  # the common case: slide the entries above it down by one
+            index, end = int(gone[0]), self._count
+            self._positions[index : end - 1] = self._positions[index + 1 : end]
+            self._history[index : end - 1] = self._history[index + 1 : end]
+            self._count -= 1
+            return
         survivors = int(keep.sum())
         self._positions[:survivors] = self._positions[: self._count][keep]
         self._history[:survivors] = self._history[: self._count][keep]

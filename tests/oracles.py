@@ -156,6 +156,8 @@ class OracleSnapKV:
 
     def evict(self) -> list[int]:
         count = max(0, len(self.kept) - self.budget)
+        if count == 0:
+            return []
         candidates = max(0, len(self.kept) - self.recent)
         pooled = self.pooled()
         victims = lowest(pooled[:candidates], self.kept[:candidates], count)

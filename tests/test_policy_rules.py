@@ -72,10 +72,12 @@ def assert_params_refused(raw: Any) -> None:
         OracleSnapKV(raw)
 
 
-def assert_step_refused(kind: str, pos: Any, attn: Any, setup: list[tuple] | None = None) -> None:
+def assert_step_refused(
+    kind: str, pos: Any, attn: Any, setup: list[tuple] | None = None, raw: Any = BASE
+) -> None:
     """After ``setup`` (default: positions 0, 1, 2 admitted), ``step(pos, attn)`` is refused."""
     setup = setup if setup is not None else [("step", p, None) for p in range(3)]
-    reference, oracle = SnapKV(BASE), OracleSnapKV(BASE)
+    reference, oracle = SnapKV(raw), OracleSnapKV(raw)
     for call in setup:
         apply(reference, call)
         apply(oracle, call)
@@ -365,7 +367,7 @@ def test_evicted_position_cannot_come_back() -> None:
     raw = params_dict(1, 0, 1, 1)
     calls = [("step", 0, None), ("step", 1, [1.0]), ("evict",)]
     assert victims(raw, calls) == [[1]]
-    assert_step_refused("invalid-position", 1, [0.5], setup=calls)
+    assert_step_refused("invalid-position", 1, None, setup=calls, raw=raw)
 
 
 def test_gaps_between_positions_allowed() -> None:
@@ -459,6 +461,16 @@ def test_multi_victim_eviction_after_several_steps() -> None:
     (evicted,) = victims(raw, [*steps, ("evict",)])
     assert len(evicted) == 6 and evicted == sorted(set(evicted)) and 7 not in evicted
     assert victims(raw, [*steps, ("evict",), ("evict",)])[1] == []
+
+
+def test_all_victims_chosen_from_one_scoring() -> None:
+    # Kernel 5, sums [2, 1, 0, 1, 0, 0] over positions 0, 2, ..., 10: every pooled score of
+    # 6, 8 and 10 is 1, so the two victims are 6 and 8. Evicting one at a time and re-pooling
+    # would evict 6 and then 10 (with 6 gone, 10's window holds only zeros).
+    raw = params_dict(4, 0, 1, 5)
+    calls = [*(("step", p, None) for p in range(0, 10, 2)), ("step", 10, [2, 1, 0, 1, 0])]
+    assert run(raw, calls).scores().pooled == [2.0, 2.0, 2.0, 1.0, 1.0, 1.0]
+    assert victims(raw, [*calls, ("evict",)]) == [[6, 8]]
 
 
 def test_victims_returned_ascending_not_in_rank_order() -> None:
