@@ -1,0 +1,746 @@
+"""The committed suite: valid and reproduced by the reference, big enough, small enough, every
+coverage item present, and every trap shown to trap.
+
+A trap is shown by replaying its vector on a deliberately wrong policy (a small subclass of the
+reference, written here, with one porting mistake) and checking that the expectations fail.
+The summation traps are checked against each alternative summation computed here, and the
+reduction vectors against independent TOVA and H2O implementations in plain Python.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import pytest
+
+from conformance import cli
+from conformance.adapter import Session
+from conformance.policy import Params, PolicyError, SnapKV, parse_position
+from conformance.resources import suite_dir
+from conformance.tags import load_vocabulary
+from conformance.vectors import Vector, load_suite
+
+
+@pytest.fixture(scope="module")
+def suite() -> dict[str, Vector]:
+    return {vector.id: vector for vector in load_suite([suite_dir()])}
+
+
+def test_validate_accepts_the_committed_suite(capsys):
+    """Schema, rules and a replay of every vector on the reference (SPEC.md §4.3)."""
+    assert cli.main(["validate"]) == 0
+    assert capsys.readouterr().out.endswith("checked: all valid\n")
+
+
+def test_suite_size_bounds(suite):
+    assert len(suite) >= 60
+    size = sum(path.stat().st_size for path in suite_dir().rglob("*.json"))
+    assert size <= 10 * 1024 * 1024
+
+
+def test_every_vector_names_its_mistake_and_every_tag_is_used(suite):
+    assert all("Catches: " in vector.description for vector in suite.values())
+    used = {tag for vector in suite.values() for tag in vector.tags}
+    # `fuzz` is reserved for findings kept from fuzzing; there may be none yet.
+    assert set(load_vocabulary()) - used <= {"fuzz"}
+
+
+#: What the suite must cover (issue 3, item 4) and the vectors that cover it.
+COVERAGE: dict[str, list[str]] = {
+    "params: each rule": [
+        "params/budget-zero",
+        "params/budget-negative",
+        "params/budget-above-int31",
+        "params/recent-window-equals-budget",
+        "params/recent-window-above-budget",
+        "params/recent-window-negative",
+        "params/obs-window-zero",
+        "params/obs-window-negative",
+        "params/obs-window-above-int31",
+        "params/pool-kernel-even",
+        "params/pool-kernel-zero",
+        "params/pool-kernel-negative-odd",
+        "params/pool-kernel-above-int31-odd",
+        "params/budget-fraction",
+        "params/budget-string",
+        "params/budget-boolean",
+        "params/budget-null",
+        "params/missing-pool-kernel",
+        "params/extra-field",
+        "params/snake-case-names",
+        "params/not-an-object",
+        "params/seed-string",
+        "params/seed-fraction",
+    ],
+    "maximum params accepted": [
+        "limits/maximum-params-accepted",
+        "limits/maximum-window-and-kernel",
+    ],
+    "attention wrong length, both ways": [
+        "attention/too-short",
+        "attention/too-long-counts-the-new-position",
+        "attention/non-empty-before-any-position",
+    ],
+    "attention negative": ["attention/negative", "attention/negative-subnormal"],
+    "attention beyond float32": [
+        "attention/beyond-float32",
+        "attention/float32-rounding-midpoint",
+        "attention/huge-integer-literal",
+    ],
+    "attention non-number": [
+        "attention/string-weight",
+        "attention/boolean-weight",
+        "attention/null-weight",
+        "attention/nested-list",
+        "attention/not-a-list",
+        "attention/object",
+    ],
+    "position equal": ["position/equal-to-last", "position/equal-to-evicted"],
+    "position decreasing": ["position/decreasing"],
+    "position negative": ["position/negative"],
+    "position 2^31": ["position/above-int31", "position/near-int31-max"],
+    "position judged before attention": ["position/judged-before-attention"],
+    "atomicity": [
+        "atomicity/refused-position-writes-nothing",
+        "atomicity/refused-position-not-admitted",
+        "atomicity/refused-attention-admits-nothing",
+        "atomicity/refused-attention-partial-write",
+        "atomicity/refused-attention-cursor-unmoved",
+        "lifecycle/refused-new-keeps-policy",
+    ],
+    "new replaces the policy": ["lifecycle/new-replaces-policy"],
+    "null-inert steps": [
+        "null/does-not-advance-ring",
+        "null/writes-nothing",
+        "null/only-null-steps",
+    ],
+    "ring wrap-around": ["ring/wrap-around", "summation/chronological-order-trap"],
+    "empty list moves the cursor": ["ring/empty-attention-advances"],
+    "stale history on slot reuse": ["ring/stale-history-on-slot-reuse"],
+    "obsWindow 1": ["ring/obs-window-one", "reduction/tova-kernel-one-window-one"],
+    "obsWindow longer than the run (H2O)": ["reduction/h2o-window-longer-than-run"],
+    "poolKernel 1 (TOVA)": [
+        "reduction/tova-kernel-one-window-one",
+        "workload/heavy-hitter-epochs-tova",
+        "limits/minimum-params",
+    ],
+    "kernels 3, 5, 7": [
+        "pooling/kernel-3-radius-1",
+        "pooling/kernel-5-radius-2",
+        "pooling/kernel-7-radius-3",
+    ],
+    "max, not average": ["pooling/max-not-average"],
+    "clamping at both ends": [
+        "pooling/clamp-left-defended",
+        "pooling/clamp-left-no-wrap",
+        "pooling/clamp-right-no-wrap",
+        "pooling/clamp-right-defended",
+    ],
+    "kernel wider than the kept list": [
+        "pooling/kernel-wider-than-list",
+        "limits/maximum-window-and-kernel",
+    ],
+    "pooling across eviction holes": ["pooling/across-eviction-holes", "pooling/gapped-positions"],
+    "protected recent entries defend neighbours": ["recent/defends-neighbour"],
+    "recent window size": ["recent/window-off-by-one"],
+    "recentWindow 0": [
+        "recent/window-zero",
+        "pooling/clamp-right-no-wrap",
+        "limits/minimum-params",
+    ],
+    "ties among many candidates": [
+        "ties/lower-position-first",
+        "ties/many-candidates",
+        "ties/pooled-not-raw",
+    ],
+    "victims ascending": ["order/victims-ascending"],
+    "one evict, many victims": [
+        "evict/many-victims-one-call",
+        "null/only-null-steps",
+        "workload/phrase-runs-evict-every-4",
+    ],
+    "nothing to evict": ["evict/nothing-to-evict"],
+    "gaps": ["pooling/gapped-positions", "recent/window-off-by-one", "position/decreasing"],
+    "positions near 2^31 - 1 and above 16 bits": [
+        "position/near-int31-max",
+        "position/above-16-bits",
+    ],
+    "-0.0": ["weights/negative-zero"],
+    "subnormal weights": ["weights/subnormal", "attention/negative-subnormal"],
+    "very large weights": ["weights/sums-beyond-float32", "attention/float32-rounding-midpoint"],
+    "integer weight literals": ["weights/integer-literals"],
+    "summation-order traps": [
+        "summation/float32-accumulation-trap",
+        "summation/pairwise-trap",
+        "summation/reversed-order-trap",
+        "summation/chronological-order-trap",
+        "summation/kahan-trap",
+        "summation/running-sum-trap",
+    ],
+    "heavy-hitter epochs": [
+        "workload/heavy-hitter-epochs-budget-8",
+        "workload/heavy-hitter-epochs-budget-16-kernel-7",
+        "workload/heavy-hitter-epochs-tova",
+    ],
+    "phrase-like runs": ["workload/phrase-runs-kernel-5", "workload/phrase-runs-evict-every-4"],
+    "noisy attention": [
+        "workload/noisy-attention-window-8",
+        "workload/noisy-attention-gaps-and-nulls",
+    ],
+    "seeded random": [f"random/seed-{seed:02d}" for seed in range(1, 13)],
+}
+
+
+def test_every_coverage_item_is_in_the_suite(suite):
+    missing = {item: [i for i in ids if i not in suite] for item, ids in COVERAGE.items()}
+    assert {item: ids for item, ids in missing.items() if ids} == {}
+
+
+# -- replaying on wrong policies --------------------------------------------------------------
+
+Factory = Callable[[Mapping[str, Any], int], SnapKV]
+
+
+def outcomes(vector: Vector, factory: Factory) -> list[Any]:
+    """What each call decides on ``factory``'s policy: an error kind, victims, or ok."""
+    session = Session(factory)
+    decided = []
+    for index, call in enumerate(vector.calls):
+        response = session.handle({**call.request, "id": index})
+        if not response["ok"]:
+            decided.append(("error", response["error"]["kind"]))
+        else:
+            decided.append(("victims", response["victims"]) if "victims" in response else "ok")
+    return decided
+
+
+def expected(vector: Vector) -> list[Any]:
+    return [
+        ("error", call.expected_error)
+        if call.expected_error
+        else ("victims", call.expected_victims)
+        if call.op == "evict"
+        else "ok"
+        for call in vector.calls
+    ]
+
+
+def ring(policy: SnapKV) -> np.ndarray:
+    """The written part of the rings (unwritten columns are zeros and add nothing)."""
+    width = min(policy._history.shape[1], policy.params.obsWindow)
+    return policy._history[: policy._count, :width].astype(np.float64)
+
+
+# Summation: each alternative computes the sums from the same float32 rings.
+
+
+def _float32(policy: SnapKV) -> np.ndarray:
+    total = np.zeros(policy._count, dtype=np.float32)
+    with np.errstate(over="ignore"):
+        for column in ring(policy).T.astype(np.float32):
+            total = (total + column).astype(np.float32)
+    return total.astype(np.float64)
+
+
+def _pairwise(policy: SnapKV) -> np.ndarray:
+    full = np.zeros((policy._count, policy.params.obsWindow))
+    full[:, : ring(policy).shape[1]] = ring(policy)
+    return np.sum(full, axis=1)  # numpy sums a contiguous row pairwise
+
+
+def _ordered(policy: SnapKV, order: list[int]) -> np.ndarray:
+    full = np.zeros((policy._count, policy.params.obsWindow))
+    full[:, : ring(policy).shape[1]] = ring(policy)
+    total = np.zeros(policy._count)
+    for column in order:
+        total = total + full[:, column]
+    return total
+
+
+def _reversed(policy: SnapKV) -> np.ndarray:
+    return _ordered(policy, list(range(policy.params.obsWindow))[::-1])
+
+
+def _chronological(policy: SnapKV) -> np.ndarray:
+    obs = policy.params.obsWindow
+    return _ordered(policy, [(policy.slot + t) % obs for t in range(obs)])
+
+
+def _kahan(policy: SnapKV) -> np.ndarray:
+    sums = []
+    for row in ring(policy):
+        total = compensation = 0.0
+        for value in row:
+            corrected = value - compensation
+            moved = total + corrected
+            compensation = (moved - total) - corrected
+            total = moved
+        sums.append(total)
+    return np.array(sums)
+
+
+def with_sums(compute: Callable[[SnapKV], np.ndarray]) -> type[SnapKV]:
+    class AlternativeSum(SnapKV):
+        def window_sums(self) -> np.ndarray:
+            return compute(self)
+
+    return AlternativeSum
+
+
+class RunningSum(SnapKV):
+    """A total per position, updated at each write: add the new weight, subtract the old."""
+
+    def __init__(self, params: Any, seed: int = 0) -> None:
+        super().__init__(params, seed)
+        self.totals: dict[int, float] = {}
+
+    def record(self, weights: np.ndarray) -> None:
+        self._ensure_width(self.slot + 1)
+        old = self._history[: self._count, self.slot].astype(np.float64)
+        for position, new, gone in zip(self.kept, weights.astype(np.float64), old, strict=True):
+            total = self.totals.get(int(position), 0.0) + float(new)
+            self.totals[int(position)] = total - float(gone)
+        super().record(weights)
+
+    def window_sums(self) -> np.ndarray:
+        return np.array([self.totals.get(int(p), 0.0) for p in self.kept], dtype=np.float64)
+
+
+SUMMATIONS: dict[str, type[SnapKV]] = {
+    "float32": with_sums(_float32),
+    "pairwise": with_sums(_pairwise),
+    "reversed": with_sums(_reversed),
+    "chronological": with_sums(_chronological),
+    "kahan": with_sums(_kahan),
+    "running": RunningSum,
+}
+
+#: Each summation trap and the alternatives its description says it catches.
+SUMMATION_TRAPS: dict[str, list[str]] = {
+    "summation/float32-accumulation-trap": ["float32"],
+    "summation/pairwise-trap": ["pairwise", "reversed", "kahan"],
+    "summation/reversed-order-trap": ["reversed", "kahan"],
+    "summation/chronological-order-trap": ["chronological", "running", "reversed"],
+    "summation/kahan-trap": ["kahan"],
+    "summation/running-sum-trap": ["running"],
+    "weights/sums-beyond-float32": ["float32"],
+    "ring/empty-attention-advances": ["chronological"],
+}
+
+
+@pytest.mark.parametrize(
+    ("vector_id", "alternative"),
+    [(vid, alt) for vid, alts in SUMMATION_TRAPS.items() for alt in alts],
+)
+def test_summation_trap_evicts_differently_under_the_alternative(suite, vector_id, alternative):
+    vector = suite[vector_id]
+    assert outcomes(vector, SnapKV) == expected(vector)
+    assert outcomes(vector, SUMMATIONS[alternative]) != expected(vector)
+    assert alternative in vector.description.lower()
+
+
+def test_every_summation_alternative_is_trapped():
+    assert {alt for alts in SUMMATION_TRAPS.values() for alt in alts} == set(SUMMATIONS)
+
+
+# Other porting mistakes, each one method of the reference done wrong.
+
+
+class TiesToHigher(SnapKV):
+    def select(self, pooled, count):
+        candidates = self.candidate_count()
+        return np.lexsort((-self._positions[:candidates], pooled[:candidates]))[:count]
+
+
+class TiesByRawSum(SnapKV):
+    def select(self, pooled, count):
+        candidates = self.candidate_count()
+        keys = (self._positions[:candidates], self.window_sums()[:candidates], pooled[:candidates])
+        return np.lexsort(keys)[:count]
+
+
+class RankOrder(SnapKV):
+    def order_victims(self, victims):
+        return [int(p) for p in self._positions[victims]]
+
+
+class OneVictimPerCall(SnapKV):
+    def evict(self):
+        extra = self._count - self.params.budget - 1
+        if extra <= 0:
+            return super().evict()
+        budget = self.params
+        self.params = Params(budget.budget + extra, budget.recentWindow, *_ring(budget))
+        try:
+            return super().evict()
+        finally:
+            self.params = budget
+
+
+class UnsignedCount(SnapKV):
+    def evict(self):
+        if self._count >= self.params.budget:
+            return super().evict()
+        budget = self.params
+        self.params = Params(1, 0, *_ring(budget))  # k wraps to a huge count
+        try:
+            return super().evict()
+        finally:
+            self.params = budget
+
+
+def _ring(params: Params) -> tuple[int, int]:
+    return params.obsWindow, params.poolKernel
+
+
+class NullAdvances(SnapKV):
+    def step(self, pos, attn):
+        position = self.check_position(pos)
+        weights = self.check_attention(attn)
+        if weights is None:
+            self.slot = (self.slot + 1) % self.params.obsWindow
+        else:
+            self.record(weights)
+        self.admit(position)
+
+
+class NullWritesZeros(SnapKV):
+    def check_attention(self, attn):
+        weights = super().check_attention(attn)
+        return np.zeros(self._count, dtype=np.float32) if weights is None else weights
+
+
+class EmptyListIsNull(SnapKV):
+    def record(self, weights):
+        if self._count:
+            super().record(weights)
+
+
+class WindowPlusOne(SnapKV):
+    def __init__(self, params, seed=0):
+        super().__init__(params, seed)
+        p = self.params
+        self.params = Params(p.budget, p.recentWindow, p.obsWindow + 1, p.poolKernel)
+
+
+class NeverWraps(SnapKV):
+    def __init__(self, params, seed=0):
+        super().__init__(params, seed)
+        p = self.params
+        self.params = Params(p.budget, p.recentWindow, 10**6, p.poolKernel)
+
+
+class StaleRowLeftByCompaction(SnapKV):
+    def admit(self, position):
+        if self._count == len(self._positions):
+            self._grow_rows(2 * self._count)
+        self._positions[self._count] = position  # the row is not cleared
+        self._count += 1
+        self._last_admitted = position
+
+
+class StaleRowOfTheVictim(SnapKV):
+    """Fixed storage slots: a new position takes the row of the last evicted one, uncleared."""
+
+    def __init__(self, params, seed=0):
+        super().__init__(params, seed)
+        self.freed: list[np.ndarray] = []
+
+    def evict(self):
+        rows = {int(p): row.copy() for p, row in zip(self.kept, ring(self), strict=True)}
+        victims = super().evict()
+        self.freed += [rows[v] for v in victims]
+        return victims
+
+    def admit(self, position):
+        super().admit(position)
+        if self.freed:
+            row = self.freed.pop()
+            self._ensure_width(len(row))
+            self._history[self._count - 1, : len(row)] = row
+
+
+def _windowed(policy: SnapKV, sums: np.ndarray, low: int, high: int, *, wrap=False, mean=False):
+    count = len(sums)
+    pooled = np.empty(count)
+    for i in range(count):
+        offsets = range(max(low, -count), min(high, count) + 1)
+        if wrap:
+            window = [sums[(i + o) % count] for o in offsets]
+        else:
+            window = [sums[i + o] for o in offsets if 0 <= i + o < count]
+        pooled[i] = sum(window) / len(window) if mean else max(window)
+    return pooled
+
+
+def pooling(low: Callable[[int], int], high: Callable[[int], int], **how) -> type[SnapKV]:
+    class WrongPooling(SnapKV):
+        def pool(self, sums):
+            radius = (self.params.poolKernel - 1) // 2
+            return _windowed(self, sums, low(radius), high(radius), **how) if len(sums) else sums
+
+    return WrongPooling
+
+
+class PoolingOverPositionNumbers(SnapKV):
+    def pool(self, sums):
+        radius = (self.params.poolKernel - 1) // 2
+        kept = [int(p) for p in self.kept]
+        return np.array(
+            [max(s for q, s in zip(kept, sums, strict=True) if abs(q - p) <= radius) for p in kept]
+        )
+
+
+class EdgesUnpooled(SnapKV):
+    def pool(self, sums):
+        radius = (self.params.poolKernel - 1) // 2
+        pooled = sums.copy()
+        for i in range(radius, len(sums) - radius):
+            pooled[i] = max(sums[i - radius : i + radius + 1])
+        return pooled
+
+
+class RecentLeftOutOfPooling(SnapKV):
+    def pool(self, sums):
+        candidates = self.candidate_count()
+        return np.concatenate([super().pool(sums[:candidates]), sums[candidates:]])
+
+
+def recent(count: Callable[[SnapKV], int]) -> type[SnapKV]:
+    class WrongRecentWindow(SnapKV):
+        def candidate_count(self):
+            return max(count(self), 0)
+
+    return WrongRecentWindow
+
+
+class RecentByPositionNumber(SnapKV):
+    def candidate_count(self):
+        last = self.last_admitted
+        return int(np.sum(self.kept <= last - self.params.recentWindow))
+
+
+class NegativeZeroBelowZero(SnapKV):
+    """Sums start from -0.0 (Rust's float Sum) and rank with a total order (-0.0 < +0.0)."""
+
+    def window_sums(self):
+        total = np.full(self._count, -0.0)
+        for column in ring(self).T:
+            total = total + column
+        return total
+
+    def select(self, pooled, count):
+        candidates = self.candidate_count()
+        keys = (self._positions[:candidates], ~np.signbit(pooled[:candidates]), pooled[:candidates])
+        return np.lexsort(keys)[:count]
+
+
+class FlushesSubnormals(SnapKV):
+    def check_attention(self, attn):
+        weights = super().check_attention(attn)
+        if weights is not None:
+            weights = np.where(np.abs(weights) < np.finfo(np.float32).tiny, 0, weights)
+        return weights
+
+
+class AdmitsBeforeJudgingAttention(SnapKV):
+    def step(self, pos, attn):
+        self.admit(self.check_position(pos))
+        self._count -= 1  # judge and write as if not yet admitted
+        try:
+            weights = self.check_attention(attn)
+            if weights is not None:
+                self.record(weights)
+        finally:
+            self._count += 1
+
+
+class WritesBeforeJudgingPosition(SnapKV):
+    def step(self, pos, attn):
+        weights = self.check_attention(attn)
+        if weights is not None:
+            self.record(weights)
+        self.admit(self.check_position(pos))
+
+
+class PartialWrite(SnapKV):
+    def check_attention(self, attn):
+        try:
+            return super().check_attention(attn)
+        except PolicyError:
+            if isinstance(attn, list) and len(attn) == self._count:
+                self._ensure_width(self.slot + 1)
+                for index, weight in enumerate(attn):
+                    if not isinstance(weight, int | float) or not 0 <= weight < 3e38:
+                        break
+                    self._history[index, self.slot] = weight
+            raise
+
+
+class CursorMovesOnRefusal(SnapKV):
+    def check_attention(self, attn):
+        try:
+            return super().check_attention(attn)
+        except PolicyError:
+            self.slot = (self.slot + 1) % self.params.obsWindow
+            raise
+
+
+class OrderAgainstHighestKept(SnapKV):
+    def check_position(self, pos):
+        return parse_position(pos, int(self.kept[-1]) if self._count else None)
+
+
+class Positions16Bit(SnapKV):
+    def order_victims(self, victims):
+        return [position & 0xFFFF for position in super().order_victims(victims)]
+
+
+def keeps_cursor_across_new() -> Factory:
+    """A session whose new policy inherits the previous policy's ring cursor."""
+    previous: list[SnapKV] = []
+
+    def factory(params, seed):
+        policy = SnapKV(params, seed)
+        if previous:
+            policy.slot = previous[-1].slot % policy.params.obsWindow
+        previous.append(policy)
+        return policy
+
+    return factory
+
+
+def refused_new_sets_budget() -> Factory:
+    """A session whose refused new has already copied its budget into the current policy."""
+    current: list[SnapKV] = []
+
+    def factory(params, seed):
+        try:
+            policy = SnapKV(params, seed)
+        except PolicyError:
+            if current and isinstance(params.get("budget"), int):
+                p = current[-1].params
+                current[-1].params = Params(params["budget"], 0, p.obsWindow, p.poolKernel)
+            raise
+        current.append(policy)
+        return policy
+
+    return factory
+
+
+def _factory(mistake: Any) -> Factory:
+    return mistake() if callable(mistake) and not isinstance(mistake, type) else mistake
+
+
+#: Each hand-built trap and the wrong policies it must catch (the mistake its description names).
+TRAPS: dict[str, list[Any]] = {
+    "ties/lower-position-first": [TiesToHigher],
+    "ties/many-candidates": [TiesToHigher, OneVictimPerCall],
+    "ties/pooled-not-raw": [TiesByRawSum],
+    "order/victims-ascending": [RankOrder],
+    "evict/many-victims-one-call": [OneVictimPerCall],
+    "evict/nothing-to-evict": [UnsignedCount],
+    "null/does-not-advance-ring": [NullAdvances, NullWritesZeros],
+    "null/writes-nothing": [NullWritesZeros],
+    "ring/wrap-around": [NeverWraps],
+    "ring/empty-attention-advances": [EmptyListIsNull],
+    "ring/obs-window-one": [WindowPlusOne],
+    "ring/stale-history-on-slot-reuse": [StaleRowLeftByCompaction, StaleRowOfTheVictim],
+    "pooling/kernel-3-radius-1": [
+        pooling(lambda r: -r - 1, lambda r: r + 1),
+        pooling(lambda r: 1 - r, lambda r: r - 1),
+        pooling(lambda r: -2 * r - 1, lambda r: 2 * r + 1),
+        pooling(lambda r: 0, lambda r: 2 * r),
+    ],
+    "pooling/kernel-5-radius-2": [
+        pooling(lambda r: -r - 1, lambda r: r + 1),
+        pooling(lambda r: 1 - r, lambda r: r - 1),
+        pooling(lambda r: 0, lambda r: 2 * r),
+    ],
+    "pooling/kernel-7-radius-3": [
+        pooling(lambda r: -r - 1, lambda r: r + 1),
+        pooling(lambda r: 1 - r, lambda r: r - 1),
+        pooling(lambda r: 0, lambda r: 2 * r),
+    ],
+    "pooling/max-not-average": [pooling(lambda r: -r, lambda r: r, mean=True)],
+    "pooling/clamp-left-defended": [EdgesUnpooled],
+    "pooling/clamp-right-defended": [EdgesUnpooled],
+    "pooling/clamp-left-no-wrap": [pooling(lambda r: -r, lambda r: r, wrap=True)],
+    "pooling/clamp-right-no-wrap": [pooling(lambda r: -r, lambda r: r, wrap=True)],
+    "pooling/across-eviction-holes": [PoolingOverPositionNumbers],
+    "pooling/gapped-positions": [PoolingOverPositionNumbers],
+    "recent/defends-neighbour": [RecentLeftOutOfPooling, recent(lambda p: p._count)],
+    "recent/window-off-by-one": [
+        recent(lambda p: p._count - p.params.recentWindow - 1),
+        recent(lambda p: p._count - p.params.recentWindow + 1),
+        RecentByPositionNumber,
+    ],
+    "recent/window-zero": [recent(lambda p: p._count - (p.params.recentWindow or p._count))],
+    "weights/negative-zero": [NegativeZeroBelowZero],
+    "weights/subnormal": [FlushesSubnormals],
+    "atomicity/refused-position-writes-nothing": [WritesBeforeJudgingPosition],
+    "atomicity/refused-attention-admits-nothing": [AdmitsBeforeJudgingAttention],
+    "atomicity/refused-attention-partial-write": [PartialWrite],
+    "atomicity/refused-attention-cursor-unmoved": [CursorMovesOnRefusal],
+    "position/equal-to-evicted": [OrderAgainstHighestKept],
+    "position/near-int31-max": [Positions16Bit],
+    "position/above-16-bits": [Positions16Bit],
+    "lifecycle/new-replaces-policy": [keeps_cursor_across_new],
+    "lifecycle/refused-new-keeps-policy": [refused_new_sets_budget],
+}
+
+
+@pytest.mark.parametrize(
+    ("vector_id", "mistake"),
+    [(vid, mistake) for vid, mistakes in TRAPS.items() for mistake in mistakes],
+    ids=lambda value: value if isinstance(value, str) else getattr(value, "__name__", "m"),
+)
+def test_trap_catches_its_mistake(suite, vector_id, mistake):
+    vector = suite[vector_id]
+    assert outcomes(vector, _factory(mistake)) != expected(vector)
+
+
+# -- the reductions against independent implementations ----------------------------------------
+
+
+def score_policy_victims(vector: Vector, cumulative: bool) -> list[list[int]]:
+    """Replay ``vector`` on TOVA (latest weight) or H2O (cumulative weight), in plain Python."""
+    budget = vector.params["budget"]
+    protected = vector.params["recentWindow"]
+    kept: list[int] = []
+    score: dict[int, float] = {}
+    victims = []
+    for call in vector.calls[1:]:
+        if call.expected_error:
+            continue  # a refused call changes nothing
+        if call.op == "step":
+            for position, weight in zip(kept, call.request["attn"] or [], strict=False):
+                score[position] = score[position] + weight if cumulative else float(weight)
+            kept.append(call.request["pos"])
+            score[kept[-1]] = 0.0
+        elif call.op == "evict":
+            count = max(0, len(kept) - budget)
+            candidates = kept[: len(kept) - protected]
+            chosen = sorted(sorted(candidates, key=lambda p: (score[p], p))[:count])
+            kept = [p for p in kept if p not in chosen]
+            victims.append(chosen)
+    return victims
+
+
+@pytest.mark.parametrize(
+    ("tag", "cumulative"), [("reduction-tova", False), ("reduction-h2o", True)]
+)
+def test_reduction_vectors_match_an_independent_implementation(suite, tag, cumulative):
+    vectors = [v for v in suite.values() if tag in v.tags]
+    assert vectors
+    for vector in vectors:
+        p = vector.params
+        assert p["poolKernel"] == 1
+        writes = sum(1 for c in vector.calls if c.op == "step" and c.request["attn"] is not None)
+        assert p["obsWindow"] == 1 if not cumulative else p["obsWindow"] > writes
+        want = [c.expected_victims for c in vector.calls if c.op == "evict"]
+        assert score_policy_victims(vector, cumulative) == want, vector.id
+        other = score_policy_victims(vector, not cumulative)
+        assert other != want, f"{vector.id} does not tell TOVA from H2O"
