@@ -225,7 +225,13 @@ def test_findings_are_replayed_with_fresh_expectations(tmp_path, monkeypatch):
     )
 
 
-@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(
+    max_examples=20,
+    deadline=None,
+    database=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 @given(seed=st.integers(min_value=0, max_value=2**32 - 1))
 def test_random_vectors_always_validate(seed):
     text = dumps_vector(realize(random_vector(seed)))

@@ -6,24 +6,18 @@ which would break byte-identical regeneration. Only uniform draws (``random_samp
 ``randint``) and IEEE arithmetic (``+ - * /``) are used on them, never ``exp`` or ``log``, whose
 last bits depend on the platform's libm.
 
-Every draw is keyed: :func:`uniform` returns the same numbers for the same key however often
-it is called, so an attention function gives the same list each time a draft is realized.
+Every draw is keyed: :func:`uniforms` returns the same numbers for the same key however often
+it is called, so an attention function gives the same list each time a draft is realized. Key
+entries are integers in ``[0, 2^32)`` (``RandomState`` seeds with an array of uint32).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import lru_cache
 
 import numpy as np
 
 from conformance.builders._draft import AttentionFn, Draft, f32
-
-
-@lru_cache(maxsize=65536)
-def uniform(*key: int) -> float:
-    """A float64 in ``[0, 1)`` determined by the integer ``key`` alone."""
-    return float(np.random.RandomState(list(key)).random_sample())
 
 
 def uniforms(count: int, *key: int) -> list[float]:

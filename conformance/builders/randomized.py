@@ -63,7 +63,7 @@ def _negative(kept: Sequence[int]) -> list[float]:
 
 
 def random_vector(seed: int, *, id: str | None = None, steps: int | None = None) -> Draft:
-    """A random vector determined by ``seed`` alone (any non-negative integer)."""
+    """A random vector determined by ``seed`` alone (any integer in ``[0, 2^32)``)."""
     u = uniforms(8, seed, _PARAMS)
     budget = 1 + int(u[0] * 10)
     recent = int(u[1] * budget)
