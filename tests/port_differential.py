@@ -23,8 +23,10 @@ import io
 import json
 import struct
 import subprocess
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -389,3 +391,18 @@ def check_scenarios(argv: Sequence[str], seeds: Sequence[int]) -> dict[str, int]
         totals["refusals"] += sum(not r["ok"] for r in responses)
         totals["victims"] += sum(len(r.get("victims", ())) for r in responses)
     return totals
+
+
+def run_committed_suite(adapter: str, timeout: float = 600.0) -> str:
+    """Run ``snapkv-conformance run --adapter ADAPTER`` over the committed suite; assert it
+    exits 0 and return its output."""
+    done = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--adapter", adapter],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=Path(__file__).resolve().parent.parent,
+        check=False,
+    )
+    assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
+    return done.stdout

@@ -13,7 +13,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -26,6 +25,7 @@ from port_differential import (
     params_text,
     port_output,
     reference_output,
+    run_committed_suite,
 )
 
 from conformance.adapter import Session
@@ -135,13 +135,5 @@ def test_long_pipelined_runs_match_the_reference(rust_adapter: list[str], seed: 
 
 
 def test_committed_suite_passes_through_the_runner(rust_adapter: list[str]) -> None:
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--adapter", rust_adapter[0]],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd=ROOT,
-        check=False,
-    )
-    assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"
-    assert "snapkv-rust" in done.stdout, done.stdout[-4000:]
+    output = run_committed_suite(rust_adapter[0])
+    assert "snapkv-rust" in output, output[-4000:]
