@@ -6,10 +6,10 @@ JSON Lines with it; :class:`InProcessAdapter` offers the same interface over
 
 Why threads: the runner pipelines a whole vector's requests before reading any answer. If one
 thread did both, a large vector could fill the adapter's stdin pipe while the adapter blocks
-on a full stdout pipe, and neither side would ever move. So a writer thread feeds stdin, a
-reader thread moves stdout lines into a queue, and a third thread drains stderr into a bounded
-tail. The calling thread only ever waits on the queue, always with a deadline, so every wait
-is bounded by the per-call timeout no matter what the adapter does.
+on a full stdout pipe, and neither side would ever move. So a writer thread feeds stdin and a
+second thread drains stderr into a bounded tail, while the calling thread reads the answers
+(:mod:`conformance.pipes`), always with a deadline: every wait is bounded by the per-call
+timeout no matter what the adapter does.
 
 Every request gets an id from one counter per process, so an answer that arrives late (an
 adapter that answered a request twice) carries an id from an earlier exchange and is told apart
@@ -28,9 +28,11 @@ import subprocess
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from conformance import pipes
 
 PROTOCOL_VERSION = 1
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
@@ -39,6 +41,8 @@ MAX_LINE = 16 * 1024 * 1024
 STDERR_KEEP = 64 * 1024
 #: How many stderr lines a failure shows.
 STDERR_TAIL_LINES = 20
+#: The least time allowed for the answer to ``hello`` (a JVM, say, takes a while to start).
+START_TIMEOUT = 10.0
 #: How long ``close`` waits for an answer to ``bye`` and then for the exit, before killing.
 GRACE = 1.0
 #: Failure kinds of :class:`AdapterFailure`.
@@ -167,6 +171,14 @@ def parse_handshake(answer: Any) -> Handshake:
     )
 
 
+@dataclass(frozen=True)
+class Ticket:
+    """A batch of requests sent and not yet received: its first id and its size."""
+
+    first: int
+    count: int
+
+
 class Prepared:
     """Requests (without ids) made ready for an exchange, encoded at most once.
 
@@ -177,9 +189,15 @@ class Prepared:
 
     __slots__ = ("_bodies", "requests")
 
-    def __init__(self, requests: Sequence[Mapping[str, Any]]) -> None:
+    def __init__(
+        self, requests: Sequence[Mapping[str, Any]], bodies: Sequence[bytes] | None = None
+    ) -> None:
+        """``bodies``, when given, must be what :func:`encode_body` makes of ``requests``
+        (or JSON text of the same values): the runner takes them from vector files."""
         self.requests = tuple(requests)
-        self._bodies: tuple[bytes, ...] | None = None
+        self._bodies = tuple(bodies) if bodies is not None else None
+        if self._bodies is not None and len(self._bodies) != len(self.requests):
+            raise ValueError("one body per request")
 
     def __len__(self) -> int:
         return len(self.requests)
@@ -221,40 +239,13 @@ def _status_text(status: int | None) -> str:
     return f"exit status {status}"
 
 
-class _StderrTail:
-    """The most recent bytes of a stream, kept in bounded memory."""
-
-    def __init__(self, keep: int = STDERR_KEEP) -> None:
-        self._chunks: deque[bytes] = deque()
-        self._size = 0
-        self._keep = keep
-        self._lock = threading.Lock()
-
-    def add(self, chunk: bytes) -> None:
-        with self._lock:
-            self._chunks.append(chunk)
-            self._size += len(chunk)
-            while self._size - len(self._chunks[0]) >= self._keep:
-                self._size -= len(self._chunks.popleft())
-
-    def text(self, lines: int = STDERR_TAIL_LINES) -> str:
-        with self._lock:
-            data = b"".join(self._chunks)[-self._keep :]
-        decoded = data.decode("utf-8", errors="replace").rstrip("\n")
-        return "\n".join(decoded.splitlines()[-lines:]) if decoded else ""
-
-
-# Markers the reader thread puts on the line queue besides complete lines.
-_EOF = "eof"
-_PARTIAL = "partial"
-_OVERLONG = "overlong"
-
-
 class AdapterProcess:
     """One adapter program speaking protocol v1 over its stdin/stdout.
 
     ``argv`` is run without a shell in its own process group (so a wrapper script's children
-    die with it). ``timeout`` bounds the wait for each answer; ``max_line`` caps an answer's
+    die with it). ``timeout`` bounds the wait for each answer; ``start_timeout`` the wait for
+    the answer to ``hello`` (by default the larger of ``timeout`` and :data:`START_TIMEOUT`:
+    starting a program can take longer than answering); ``max_line`` caps an answer's
     length; ``grace`` is how long :meth:`close` waits after ``bye`` before killing.
     """
 
@@ -263,6 +254,7 @@ class AdapterProcess:
         argv: Sequence[str],
         timeout: float = 10.0,
         *,
+        start_timeout: float | None = None,
         max_line: int = MAX_LINE,
         grace: float = GRACE,
         env: Mapping[str, str] | None = None,
@@ -272,6 +264,7 @@ class AdapterProcess:
             raise ValueError("the adapter command is empty")
         self.argv = [str(arg) for arg in argv]
         self.timeout = timeout
+        self.start_timeout = max(timeout, START_TIMEOUT) if start_timeout is None else start_timeout
         self.max_line = max_line
         self.grace = grace
         self.env = dict(env) if env is not None else None
@@ -282,13 +275,14 @@ class AdapterProcess:
         #: An extra answer to the last exchange, found while waiting for the answer to ``bye``.
         self.bye_failure: AdapterFailure | None = None
         self._proc: subprocess.Popen[bytes] | None = None
-        self._lines: queue.Queue[tuple[str, bytes]] = queue.Queue()
-        self._writes: queue.Queue[bytes | None] = queue.Queue()
-        self._stderr = _StderrTail()
+        self._reader: pipes.LineReader | None = None
+        self._writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._stderr = pipes.StderrTail(STDERR_KEEP)
         self._stderr_done = threading.Event()
         self._next_id = 1
         self._previous_first = 1  # first id of the previous exchange, to place extra answers
         self._current_first = 1
+        self._sent: deque[Ticket] = deque()  # batches sent and not yet received
         self._exit_status: int | None = None
 
     # -- lifecycle -------------------------------------------------------------------------
@@ -299,7 +293,8 @@ class AdapterProcess:
             raise RuntimeError("the adapter is already running; use restart()")
         self._spawn()
         try:
-            (answer,) = self.exchange([{"op": "hello", "protocol": PROTOCOL_VERSION}])
+            with self._waiting(self.start_timeout):
+                (answer,) = self.exchange([{"op": "hello", "protocol": PROTOCOL_VERSION}])
         except AdapterFailure as failure:
             tail = self.stderr_tail()
             self._kill()
@@ -326,16 +321,14 @@ class AdapterProcess:
         if self._proc is None:
             return
         if self._proc.poll() is None:
-            saved, self.timeout = self.timeout, min(self.timeout, self.grace)
             try:
-                self.exchange([{"op": "bye"}])
+                with self._waiting(min(self.timeout, self.grace)):
+                    self.exchange([{"op": "bye"}])
             except AdapterFailure as failure:
                 if failure.earlier:
                     self.bye_failure = failure  # the runner blames the vector it belongs to
                 else:
                     self.close_problems.append(f"the answer to bye was wrong: {failure.detail}")
-            finally:
-                self.timeout = saved
             self._writes.put(None)  # close stdin: an adapter that ignored bye may stop at EOF
             try:
                 self._proc.wait(self.grace)
@@ -344,6 +337,15 @@ class AdapterProcess:
                     f"the adapter did not exit within {self.grace:g} s after bye; killed it"
                 )
         self._kill()
+
+    @contextlib.contextmanager
+    def _waiting(self, seconds: float) -> Iterator[None]:
+        """Use ``seconds`` as the per-answer timeout for a while."""
+        saved, self.timeout = self.timeout, seconds
+        try:
+            yield
+        finally:
+            self.timeout = saved
 
     def kill(self) -> None:
         """Kill the program at once, without ``bye`` (on interruption)."""
@@ -380,39 +382,55 @@ class AdapterProcess:
         :class:`AdapterFailure` when the stream cannot be trusted; the adapter should then be
         restarted before it is used again.
         """
+        return self.receive(self.send(requests))
+
+    def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
+        """Queue ``requests`` for writing and return at once; :meth:`receive` gets the answers.
+
+        Several batches may be in flight, so the adapter never waits for the caller between
+        them; receive them in the order they were sent.
+        """
         if self._proc is None:
             raise RuntimeError("the adapter is not running; call start() first")
         prepared = prepare(requests)
-        first = self._next_id
-        self._previous_first, self._current_first = self._current_first, first
+        ticket = Ticket(self._next_id, len(prepared))
         self._next_id += len(prepared)
-        payload = b"".join(
-            b'{"id":%d,%s' % (first + index, body) for index, body in enumerate(prepared.bodies)
+        self._writes.put(
+            b"".join(
+                b'{"id":%d,%s' % (ticket.first + index, body)
+                for index, body in enumerate(prepared.bodies)
+            )
         )
-        self._writes.put(payload)
+        self._sent.append(ticket)
+        return ticket
+
+    def receive(self, ticket: Ticket) -> list[dict[str, Any]]:
+        """The answers to a batch sent with :meth:`send` (see :meth:`exchange`)."""
+        if not self._sent or self._sent[0] != ticket:
+            raise RuntimeError("receive batches in the order they were sent")
+        self._sent.popleft()
+        self._previous_first, self._current_first = self._current_first, ticket.first
         answers: list[dict[str, Any]] = []
-        for index in range(len(prepared)):
+        for index in range(ticket.count):
             line = self._next_line(index, answers)
-            answers.append(self._decode(line, index, first, answers))
+            answers.append(self._decode(line, index, ticket.first, answers))
         return answers
 
     def _next_line(self, index: int, answers: list[dict[str, Any]]) -> bytes:
+        assert self._reader is not None
         deadline = time.monotonic() + self.timeout
         while True:
-            try:
-                tag, data = self._lines.get(timeout=max(0.0, deadline - time.monotonic()))
-            except queue.Empty:
+            got = self._reader.next(max(0.0, deadline - time.monotonic()))
+            if got is None:
                 raise self._failure(
-                    "timeout",
-                    index,
-                    f"no answer within {self.timeout:g} s",
-                    answers,
-                ) from None
-            if tag != "line":
+                    "timeout", index, f"no answer within {self.timeout:g} s", answers
+                )
+            tag, data = got
+            if tag != pipes.LINE:
                 break
             if data.strip():  # blank lines are ignored (SPEC.md §3.1)
                 return data
-        if tag == _OVERLONG:
+        if tag == pipes.OVERLONG:
             raise self._failure(
                 "protocol",
                 index,
@@ -421,7 +439,7 @@ class AdapterProcess:
                 answers,
             )
         status = self._wait_exit()
-        if tag == _PARTIAL:
+        if tag == pipes.PARTIAL:
             detail = (
                 f"the adapter stopped in the middle of its answer and exited "
                 f"({_status_text(status)}); the unfinished line: {_show(data[:200])}"
@@ -552,16 +570,16 @@ class AdapterProcess:
         self._proc = proc
         self._exit_status = None
         self._next_id = self._previous_first = self._current_first = 1
+        self._sent = deque()
         # Fresh queues per process: threads of a killed process cannot leak into the next one.
-        self._lines = queue.Queue()
-        self._writes = queue.Queue()
-        self._stderr = _StderrTail()
+        self._reader = pipes.LineReader(proc.stdout, self.max_line)
+        self._writes = queue.SimpleQueue()
+        self._stderr = pipes.StderrTail(STDERR_KEEP)
         self._stderr_done = threading.Event()
         assert proc.stdin and proc.stdout and proc.stderr
         for target, args in (
-            (_write_loop, (proc.stdin, self._writes)),
-            (_read_loop, (proc.stdout, self._lines, self.max_line)),
-            (_drain_loop, (proc.stderr, self._stderr, self._stderr_done)),
+            (pipes.write_loop, (proc.stdin, self._writes)),
+            (pipes.drain_loop, (proc.stderr, self._stderr, self._stderr_done)),
         ):
             threading.Thread(target=target, args=args, daemon=True).start()
 
@@ -587,63 +605,11 @@ class AdapterProcess:
                     proc.kill()
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(5.0)
-        # The reader threads close stdout and stderr at EOF. Closing them here could block on
-        # a read in progress if some grandchild escaped the process group and holds the pipe.
-
-
-def _write_loop(stdin: Any, writes: queue.Queue[bytes | None]) -> None:
-    """Feed stdin until told to stop or the adapter stops reading."""
-    try:
-        while True:
-            payload = writes.get()
-            if payload is None:
-                break
-            stdin.write(payload)
-            stdin.flush()
-    except (OSError, ValueError):
-        pass  # the adapter is gone; the reader will report it
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            stdin.close()
-
-
-def _read_loop(stdout: Any, lines: queue.Queue[tuple[str, bytes]], max_line: int) -> None:
-    """Move stdout lines to the queue; stop at EOF or at a line longer than ``max_line``."""
-    try:
-        while True:
-            line = stdout.readline(max_line + 1)
-            if not line:
-                break
-            if line.endswith(b"\n"):
-                lines.put(("line", line))
-            elif len(line) > max_line:
-                lines.put((_OVERLONG, line[:200]))
-                return
-            else:
-                lines.put((_PARTIAL, line))
-                break
-    except (OSError, ValueError):
-        pass
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            stdout.close()
-    lines.put((_EOF, b""))
-
-
-def _drain_loop(stderr: Any, tail: _StderrTail, done: threading.Event) -> None:
-    """Read stderr continuously so a chatty adapter never blocks on a full pipe."""
-    try:
-        while True:
-            chunk = stderr.read1(65536)
-            if not chunk:
-                break
-            tail.add(chunk)
-    except (OSError, ValueError):
-        pass
-    finally:
-        with contextlib.suppress(OSError, ValueError):
-            stderr.close()
-        done.set()
+        if self._reader is not None:
+            self._reader.close()
+            self._reader = None
+        # The stderr thread closes stderr at its EOF. Closing it here could block on a read in
+        # progress if some grandchild escaped the process group and holds the pipe.
 
 
 class InProcessAdapter:
@@ -669,11 +635,17 @@ class InProcessAdapter:
         self.close_problems: list[str] = []
         self.bye_failure: AdapterFailure | None = None
         self._session: Any = None
+        self._crashed = False
+        self._next_id = 1
+        self._outcomes: deque[tuple[Ticket, list[dict[str, Any]] | AdapterFailure]] = deque()
 
     def start(self) -> Handshake:
         from conformance.adapter import Session
 
         self._session = Session(self.factory, self.implementation)
+        self._crashed = False
+        self._next_id = 1
+        self._outcomes.clear()
         (answer,) = self.exchange([{"op": "hello", "protocol": PROTOCOL_VERSION}])
         self.handshake = parse_handshake(answer)
         return self.handshake
@@ -701,24 +673,45 @@ class InProcessAdapter:
         return ""
 
     def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
+        return self.receive(self.send(requests))
+
+    def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
+        """Answer the requests now; :meth:`receive` hands the answers (or the crash) over."""
         from conformance.adapter import encode
 
-        if self._session is None:
-            raise RuntimeError("the adapter is not running; call start() first")
+        prepared = prepare(requests)
+        ticket = Ticket(self._next_id, len(prepared))
+        self._next_id += len(prepared)
         answers: list[dict[str, Any]] = []
-        for index, request in enumerate(prepare(requests).requests):
+        outcome: list[dict[str, Any]] | AdapterFailure = answers
+        if self._session is None:
+            if not self._crashed:
+                raise RuntimeError("the adapter is not running; call start() first")
+            outcome = AdapterFailure("crash", 0, "the in-process adapter had crashed before")
+        for index, request in enumerate(prepared.requests if self._session else ()):
             try:
-                answer = self._session.handle({**request, "id": index + 1})
+                answer = self._session.handle({**request, "id": ticket.first + index})
                 answers.append(json.loads(encode(answer)))
             except Exception as error:  # a mutant's bug: a real process would die here
-                self._session = None
-                raise AdapterFailure(
+                self._session, self._crashed = None, True
+                outcome = AdapterFailure(
                     "crash",
                     index,
                     f"the in-process adapter raised {type(error).__name__}: {error}",
                     answers=answers,
-                ) from error
-        return answers
+                )
+                outcome.__cause__ = error
+                break
+        self._outcomes.append((ticket, outcome))
+        return ticket
+
+    def receive(self, ticket: Ticket) -> list[dict[str, Any]]:
+        if not self._outcomes or self._outcomes[0][0] != ticket:
+            raise RuntimeError("receive batches in the order they were sent")
+        _, outcome = self._outcomes.popleft()
+        if isinstance(outcome, AdapterFailure):
+            raise outcome
+        return outcome
 
 
 #: What the runner drives: a process or in-process adapter.

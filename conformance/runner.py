@@ -16,9 +16,11 @@ line; text from ``#`` to the end of a line is a comment.
 from __future__ import annotations
 
 import fnmatch
+import json
 import queue
 import threading
 import time
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,12 +35,16 @@ from conformance.driver import (
     AdapterStartError,
     Handshake,
     Prepared,
+    Ticket,
+    encode_body,
 )
 from conformance.policy import ERROR_KINDS
 from conformance.vectors import Vector
 
 #: After this many failed restarts in a row a worker stops taking vectors.
 MAX_FAILED_RESTARTS = 2
+#: How many vectors a worker keeps in flight on its adapter.
+WINDOW = 2
 
 Progress = Callable[[VectorResult, int, int], None]
 
@@ -205,6 +211,95 @@ def needs_fresh_session(vector: Vector) -> bool:
     return len(vector.calls) > 1 and vector.calls[0].expected_error is not None
 
 
+# -- request bytes ---------------------------------------------------------------------------
+
+# The bytes a list of JSON numbers is made of (a step's attn as a vector file writes it).
+_NUMBER_LIST_BYTES = b"0123456789.eE+-,"
+_CALLS_OPEN = b'\n  "calls": [\n'
+_EVICT_BODY = b'"op":"evict"}\n'
+
+
+def prepare_vector(vector: Vector) -> Prepared:
+    """The vector's requests, with their bodies taken from the vector file where possible.
+
+    Encoding attention weights costs the runner as much as decoding them costs the adapter,
+    and the canonical vector file already holds each request as one compact JSON line. So the
+    bodies of step requests are the file's own bytes, after checking line by line that each is
+    exactly its call; any doubt (a file not in canonical layout, changed since it was loaded)
+    falls back to encoding the parsed requests.
+    """
+    requests = [call.request for call in vector.calls]
+    lines = _call_lines(vector)
+    if lines is not None:
+        bodies = [_verbatim(call, line) for call, line in zip(vector.calls, lines, strict=True)]
+        if all(body is not None for body in bodies):
+            return Prepared(requests, bodies)  # type: ignore[arg-type]
+    return Prepared(requests)
+
+
+def _call_lines(vector: Vector) -> list[bytes] | None:
+    """The file's call lines, one per call, if its layout is the canonical one."""
+    if vector.path is None:
+        return None
+    try:
+        data = vector.path.read_bytes()
+    except OSError:
+        return None
+    start = data.find(_CALLS_OPEN)
+    if start < 0:
+        return None
+    lines = data[start + len(_CALLS_OPEN) :].split(b"\n", len(vector.calls))
+    count = len(vector.calls)
+    if len(lines) <= count or not lines[count].startswith(b"  ]"):
+        return None
+    calls = [line.strip() for line in lines[:count]]
+    if not all(line.endswith(b",") for line in calls[:-1]):
+        return None
+    return [line[:-1] for line in calls[:-1]] + calls[-1:]
+
+
+def _verbatim(call: Any, line: bytes) -> bytes | None:
+    """The request body from ``line`` if ``line`` is exactly ``call``, else None.
+
+    A step line is checked by its text: it must start with the compact JSON of the call's other
+    fields, and the rest up to the closing brace must be ``null`` or a list of numbers (so it
+    is one object and that text is the attention). Other lines are small: they are parsed and
+    compared, and their bodies encoded.
+    """
+    request = call.request
+    if call.op == "evict" and len(request) == 1:
+        # The common shapes, checked without a JSON round trip: evict lines are most others.
+        expected = b'{"op":"evict"}'
+        if call.expect is not None and call.expected_victims is not None:
+            victims = b",".join(b"%d" % v for v in call.expected_victims)
+            expected = b'{"op":"evict","expect":{"victims":[' + victims + b"]}}"
+        if line == expected:
+            return _EVICT_BODY
+    if call.op == "step" and call.expect is None and list(request)[-1] == "attn":
+        if list(request) == ["op", "pos", "attn"] and type(request["pos"]) is int:
+            prefix = b'{"op":"step","pos":%d,"attn":' % request["pos"]
+        else:
+            head = {key: value for key, value in request.items() if key != "attn"}
+            prefix = _compact(head)[:-1] + b',"attn":'
+        if line.startswith(prefix) and line.endswith(b"}"):
+            attn = line[len(prefix) : -1]
+            if attn == b"null" or (
+                attn.startswith(b"[")
+                and attn.endswith(b"]")
+                and not attn[1:-1].translate(None, _NUMBER_LIST_BYTES)
+            ):
+                return line[1:] + b"\n"
+    try:
+        same = json.loads(line) == call.to_json()
+    except ValueError:
+        return None
+    return encode_body(request) if same else None
+
+
+def _compact(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
 # -- running ---------------------------------------------------------------------------------
 
 
@@ -298,12 +393,20 @@ class _Suite:
         self.vectors = vectors
         self.known = known
         self.results: list[VectorResult | None] = [None] * len(vectors)
+        self._prepared: dict[int, Prepared] = {}
         self._todo: queue.SimpleQueue[int] = queue.SimpleQueue()
         for index in range(len(vectors)):
             self._todo.put(index)
         self._progress = progress
         self._lock = threading.Lock()
         self._done = 0
+
+    def prepared(self, index: int) -> Prepared:
+        """Vector ``index``'s requests, encoded once (a vector may run twice)."""
+        prepared = self._prepared.get(index)
+        if prepared is None:
+            prepared = self._prepared[index] = prepare_vector(self.vectors[index])
+        return prepared
 
     def take(self) -> int | None:
         try:
@@ -340,7 +443,15 @@ class _Suite:
 
 
 class _Worker:
-    """One adapter and the loop that runs vectors on it."""
+    """One adapter and the loop that runs vectors on it.
+
+    Up to :data:`WINDOW` vectors are in flight at once: the next vector's requests are sent
+    before the current one's answers are read, so the adapter always has input waiting and
+    never idles while the runner judges. The window closes (the worker waits for what is in
+    flight) before anything that needs the adapter to itself: a restart, a vector that needs a
+    fresh session, a scores diagnosis. When the adapter fails, what was in flight behind the
+    failing vector is run again after the restart.
+    """
 
     def __init__(self, adapter: Adapter, suite: _Suite) -> None:
         self.adapter = adapter
@@ -350,48 +461,98 @@ class _Worker:
         self._dirty = False  # has this adapter seen a vector since it (re)started?
         self._broken = False  # must it be restarted before its next exchange?
         self._failed_restarts = 0
-        self._previous: tuple[int, VectorResult] | None = None
+        self._previous: tuple[int, VectorResult] | None = None  # the last vector received
+        self._redo: deque[int] = deque()  # vectors to run (again) before taking new ones
+        self._retried: set[int] = set()
+        self._to_diagnose: list[tuple[int, VectorResult]] = []
 
     def work(self) -> None:
         try:
-            while self._failed_restarts < MAX_FAILED_RESTARTS:
-                index = self.suite.take()
-                if index is None:
-                    break
-                self.suite.record(index, self.run_vector(index))
+            self._loop()
         finally:
             self.close()
 
-    def run_vector(self, index: int) -> VectorResult:
-        vector = self.suite.vectors[index]
-        began = time.monotonic()
-        result = self._attempt(vector, retry=True, index=index)
-        result.duration = time.monotonic() - began
-        return result
+    def _take(self) -> int | None:
+        if self._redo:
+            return self._redo.popleft()
+        if self._failed_restarts >= MAX_FAILED_RESTARTS:
+            return None  # leave the rest to workers whose adapters still start
+        return self.suite.take()
 
-    def _attempt(self, vector: Vector, *, retry: bool, index: int) -> VectorResult:
+    def _loop(self) -> None:
+        inflight: deque[tuple[int, float, Ticket]] = deque()
+        upcoming = self._take()
+        while upcoming is not None or inflight:
+            while upcoming is not None and len(inflight) < WINDOW:
+                if inflight and not self._may_join(upcoming):
+                    break
+                self._diagnose_pending()
+                sent = self._send(upcoming)
+                if sent is not None:
+                    inflight.append(sent)
+                upcoming = self._take()
+            if not inflight:
+                continue
+            index, began, ticket = inflight.popleft()
+            result = self._receive(index, ticket)
+            if self._broken and (inflight or result is None):
+                # What was in flight behind a failure is lost with the adapter: run it again.
+                lost = ([index] if result is None else []) + [i for i, _, _ in inflight]
+                inflight.clear()
+                if upcoming is not None:
+                    self._redo.appendleft(upcoming)
+                self._redo.extendleft(reversed(lost))
+                upcoming = self._take()
+            if result is not None:
+                result.duration = time.monotonic() - began
+                self.suite.record(index, result)
+        self._diagnose_pending()
+
+    def _may_join(self, index: int) -> bool:
+        """May vector ``index`` be sent while others are in flight?"""
+        vector = self.suite.vectors[index]
+        return not (self._broken or self._to_diagnose or needs_fresh_session(vector))
+
+    def _send(self, index: int) -> tuple[int, float, Ticket] | None:
+        """Send a vector's requests; None if the adapter could not be restarted for it."""
+        vector = self.suite.vectors[index]
         trouble = self._ready(fresh=needs_fresh_session(vector))
         if trouble is not None:
-            return VectorResult(vector.id, checker.CRASH, message=trouble)
+            self.suite.record(index, VectorResult(vector.id, checker.CRASH, message=trouble))
+            return None
         self._dirty = True
-        prepared = Prepared([call.request for call in vector.calls])
+        return index, time.monotonic(), self.adapter.send(self.suite.prepared(index))
+
+    def _receive(self, index: int, ticket: Ticket) -> VectorResult | None:
+        """Receive and judge a vector; None when it must run again (see _blame_previous)."""
+        vector = self.suite.vectors[index]
         failure: AdapterFailure | None = None
         try:
-            answers = self.adapter.exchange(prepared)
+            answers = self.adapter.receive(ticket)
         except AdapterFailure as caught:
             failure, answers = caught, caught.answers
             self._broken = True
             if failure.earlier:
                 self._blame_previous(failure)
-                if retry:
-                    return self._attempt(vector, retry=False, index=index)
+                if index not in self._retried:
+                    self._retried.add(index)
+                    return None
         result = checker.judge(vector, answers, failure=failure)
         if not result.passed:
             if not result.stderr_tail:
                 result.stderr_tail = self.adapter.stderr_tail()
-            self._diagnose(vector, result)
+            if result.verdict in (checker.WRONG_VICTIMS, checker.BROKEN_INVARIANT):
+                self._to_diagnose.append((index, result))
         self._previous = (index, result)
         return result
+
+    def _diagnose_pending(self) -> None:
+        """Run the scores diagnoses waiting for the adapter (nothing is in flight now)."""
+        pending, self._to_diagnose = self._to_diagnose, []
+        for index, result in pending:
+            self._diagnose(self.suite.vectors[index], result)
+            # An extra answer from the replay must not be blamed on the last vector.
+            self._previous = None
 
     def _ready(self, *, fresh: bool) -> str | None:
         """Restart the adapter if it is broken (or a fresh session is needed); None if ready."""
@@ -430,8 +591,6 @@ class _Worker:
 
     def _diagnose(self, vector: Vector, result: VectorResult) -> None:
         """Attach the scores diagnosis to a wrong evict, when the adapter can give one."""
-        if result.verdict not in (checker.WRONG_VICTIMS, checker.BROKEN_INVARIANT):
-            return
         if "scores" not in self.capabilities:
             result.diagnosis = (
                 "no scores diagnosis: the adapter does not announce the scores capability"

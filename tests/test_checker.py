@@ -388,5 +388,5 @@ def test_exact_writes_repr_and_hex():
 
 def test_session_answers_match_the_in_process_adapter(vector):
     session = Session()
-    direct = [session.handle({**c.request, "id": i + 1}) for i, c in enumerate(vector.calls)]
-    assert answers_of(vector) == direct
+    direct = [session.handle({**c.request, "id": 0}) for c in vector.calls]
+    assert [{**answer, "id": 0} for answer in answers_of(vector)] == direct

@@ -297,11 +297,16 @@ def test_a_bad_handshake_cannot_start(answer, words):
         AdapterProcess(inline(code), timeout=2.0).start()
 
 
+def test_start_allows_at_least_ten_seconds():
+    adapter = AdapterProcess(REFERENCE_ARGV, timeout=1.0)
+    assert (adapter.start_timeout, AdapterProcess(REFERENCE_ARGV, 30.0).start_timeout) == (10, 30)
+
+
 def test_a_silent_adapter_times_out_at_start():
     code = "import time; time.sleep(60)"
     began = time.monotonic()
     with pytest.raises(AdapterStartError, match=r"no answer within 0\.5 s"):
-        AdapterProcess(inline(code), timeout=0.5).start()
+        AdapterProcess(inline(code), timeout=0.1, start_timeout=0.5).start()
     assert time.monotonic() - began < BOUND
 
 

@@ -7,6 +7,7 @@ went on. Every run must end within a bound.
 
 from __future__ import annotations
 
+import functools
 import sys
 import textwrap
 import time
@@ -40,6 +41,12 @@ def run(argv, vectors=None, **kw) -> runner.RunResult:
     result = runner.run_suite(vectors or suite(), argv, timeout=kw.pop("timeout", 1.0), **kw)
     assert time.monotonic() - began < BOUND
     return result
+
+
+@functools.cache
+def run_broken(name: str) -> runner.RunResult:
+    """The default suite on a broken adapter, run once per module and shared by the tests."""
+    return run(broken(name))
 
 
 def verdicts(result: runner.RunResult) -> dict[str, str]:
@@ -77,7 +84,7 @@ def test_the_reference_passes_everything_in_suite_order():
     ],
 )
 def test_a_broken_adapter_fails_only_its_vector(name, verdict, words):
-    result = run(broken(name))
+    result = run_broken(name)
     assert verdicts(result) == {
         "faults/a-before": checker.PASS,
         "faults/trigger": verdict,
@@ -90,13 +97,13 @@ def test_a_broken_adapter_fails_only_its_vector(name, verdict, words):
 
 
 def test_crash_results_carry_exit_status_and_stderr():
-    failed = run(broken("crash_mid_vector")).results[1]
+    failed = run_broken("crash_mid_vector").results[1]
     assert failed.exit_status == -11
     assert "dangling pointer" in failed.stderr_tail
 
 
 def test_descending_victims_get_a_scores_diagnosis():
-    failed = run(broken("descending_victims")).results[1]
+    failed = run_broken("descending_victims").results[1]
     assert failed.rule == checker.NOT_ASCENDING
     assert failed.diagnosis.startswith("Its selection is wrong")
     assert "Its scores equal the reference's" in failed.diagnosis
