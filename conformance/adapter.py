@@ -82,7 +82,7 @@ class Session:
         request_id = request.get("id")
         if not is_json_integer(request_id):
             return refusal(
-                request_id if _is_scalar(request_id) else None,
+                None,
                 "bad-request",
                 f"id must be an integer, got {json_repr(request_id)}",
             )
@@ -160,10 +160,6 @@ def _required(request: dict[str, Any], field: str) -> Any:
     if field not in request:
         raise PolicyError("bad-request", f"{request['op']} request is missing {field!r}")
     return request[field]
-
-
-def _is_scalar(value: Any) -> bool:
-    return value is None or isinstance(value, str | int | float)
 
 
 def serve(
