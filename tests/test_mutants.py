@@ -7,6 +7,7 @@ least one killing vector must say, in its description, which mistake it guards a
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 import sys
@@ -172,3 +173,72 @@ def test_the_runner_fails_a_mutant_served_by_a_real_adapter_process(witness_suit
     assert "mutant:running-sum" in done.stdout + done.stderr
     assert "mutant-traps/running-sum" in done.stdout
     assert done.stdout.rstrip().endswith("2 passed, 1 failed")
+
+
+# -- the committed suite -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def suite_matrix():
+    """The kill matrix of the whole catalogue over the committed suite (computed once)."""
+    from conformance import resources
+    from conformance.mutants.killing import kill_matrix
+    from conformance.vectors import load_suite
+
+    return kill_matrix(load_suite([resources.suite_dir()]), CATALOGUE)
+
+
+def test_the_committed_suite_kills_every_mutant(suite_matrix):
+    assert [m.name for m in suite_matrix.survivors] == []
+
+
+def test_every_mutant_is_killed_by_a_vector_whose_description_names_the_mistake(suite_matrix):
+    """A porter who made the mistake can find the vector that explains it."""
+    assert [m.name for m in suite_matrix.unguarded] == []
+    by_id = {vector.id: vector for vector in suite_matrix.vectors}
+    for row in suite_matrix.rows:
+        guard = by_id[row.guards[0]]
+        assert row.mutant.names_mistake(guard.description)
+        assert guard.id in row.killers
+
+
+def test_every_trap_is_needed(suite_matrix):
+    """A trap whose mutant another vector already kills and names only repeats that vector."""
+    from conformance.builders.mutant_traps import TRAPPED
+
+    for row in suite_matrix.rows:
+        if row.mutant.name in TRAPPED:
+            others = [g for g in row.guards if not g.startswith("mutant-traps/")]
+            assert others == [], f"{row.mutant.name} is guarded by {others}; drop its trap"
+
+
+def test_readme_tables_match_the_kill_matrix(suite_matrix):
+    from pathlib import Path
+
+    from conformance.commands.mutants import format_markdown, readme_block
+
+    readme = Path(__file__).resolve().parent.parent / "README.md"
+    block = readme_block(readme.read_text(encoding="utf-8"))
+    assert block == format_markdown(suite_matrix), (
+        "README's 'The suite's power' tables are stale: run "
+        "`snapkv-conformance mutants --update-readme README.md`"
+    )
+
+
+def test_mutants_command_exit_statuses(tmp_path, witness_suite):
+    """0 when all are killed, 1 when one survives, 2 for vectors that cannot be loaded."""
+    from conformance.cli import main
+    from conformance.vectors import dumps_vector
+
+    suite = tmp_path / "suite"
+    suite.mkdir()
+    own = next(v for v in witness_suite if v.id == "mutant-traps/ties-to-higher-position")
+    (suite / "ties.json").write_text(dumps_vector(own), encoding="utf-8")
+    report = tmp_path / "matrix.json"
+    args = ["mutants", str(suite), "--json", str(report)]
+    assert main([*args, "--mutant", "ties-to-higher-position"]) == 0
+    assert main([*args, "--mutant", "running-sum"]) == 1
+    assert json.loads(report.read_text())["survived"] == ["running-sum"]
+    (suite / "broken.json").write_text("{", encoding="utf-8")
+    assert main(["mutants", str(suite)]) == 2
+    assert main(["mutants", "--mutant", "no-such-mutant"]) == 2

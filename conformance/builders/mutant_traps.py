@@ -21,7 +21,18 @@ from conformance.mutants._base import Mutant, replay
 from conformance.policy import new_policy
 
 #: Mutants that get a trap vector, with the tags of the vector (from ``vectors/TAGS.md``).
-TRAPPED: dict[str, tuple[str, ...]] = {}
+TRAPPED: dict[str, tuple[str, ...]] = {
+    # A boolean budget is refused by a lax port too when the 1 it reads breaks recentWindow <
+    # budget; a boolean obsWindow read as 1 is a valid construction, so only this shows it.
+    "boolean-param-accepted": ("params",),
+    "gaps-refused": ("gaps", "position"),
+    "non-integer-position-bad-request": ("position",),
+    "wrong-length-bad-request": ("attention",),
+    "per-position-cursor": ("ring", "summation"),
+    "backward-only-pooling": ("pooling",),
+    "pool-then-sum": ("pooling",),
+    "greedy-rescoring": ("eviction-count", "pooling"),
+}
 
 
 def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:

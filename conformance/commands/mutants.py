@@ -17,6 +17,8 @@ HELP = "Run the suite against every catalogued wrong port (mutant) and print the
 
 EXIT_OK, EXIT_SURVIVOR, EXIT_USAGE = 0, 1, 2
 SHOWN_IDS = 3
+#: The markers around the generated tables in README.md.
+BEGIN, END = "<!-- mutants:begin -->", "<!-- mutants:end -->"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -44,6 +46,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="print the matrix as the Markdown tables of README's 'The suite's power'",
     )
     parser.add_argument(
+        "--update-readme",
+        metavar="FILE",
+        help=f"rewrite the block between {BEGIN} and {END} in FILE with those tables",
+    )
+    parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every killing vector, not the first few"
     )
 
@@ -68,6 +75,12 @@ def run(args: argparse.Namespace) -> int:
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
+    if args.update_readme:
+        try:
+            replace_block(args.update_readme, format_markdown(matrix))
+        except (OSError, ValueError) as error:
+            print(f"snapkv-conformance mutants: {error}", file=sys.stderr)
+            return EXIT_USAGE
     if args.json:
         with open(args.json, "w", encoding="utf-8") as out:
             json.dump(matrix.to_json(), out, indent=2)
@@ -138,22 +151,47 @@ def format_matrix(matrix: Any, verbose: bool = False) -> str:
 
 
 def format_markdown(matrix: Any) -> str:
-    """README's tables: a row per mutant, then the strongest vectors."""
+    """README's tables: a row per mutant, the strongest vectors, and the vectors killing none."""
     killed = len(matrix.rows) - len(matrix.survivors)
     weakest = matrix.weakest()
     lines = [
-        f"{len(matrix.rows)} mutants, {killed} killed, {len(matrix.survivors)} survived, "
-        f"by {len(matrix.vectors)} vectors; {len(weakest)} vectors kill no mutant.",
+        f"**{len(matrix.rows)} mutants, {killed} killed, {len(matrix.survivors)} survived** "
+        f"by the {len(matrix.vectors)} committed vectors.",
         "",
-        "| mutant | breaks | killed by | guarded by (names the mistake) |",
+        "| mutant | the rule it breaks (SPEC.md) | vectors killing it | guarded by (names the mistake) |",
         "|---|---|---:|---|",
     ]
     for row in matrix.rows:
-        guard = f"`{row.guards[0]}`" if row.guards else "—"
+        guard = f"`{row.guards[0]}`" if row.guards else "none"
         if len(row.guards) > 1:
             guard += f" (+{len(row.guards) - 1})"
         killers = str(len(row.killers)) if row.killed else "**survived**"
         lines.append(f"| `{row.mutant.name}` | {row.mutant.rule} | {killers} | {guard} |")
     lines += ["", "| strongest vectors | mutants killed |", "|---|---:|"]
     lines += [f"| `{vid}` | {kills} |" for vid, kills in matrix.strongest(8)]
+    lines += [
+        "",
+        f"{len(weakest)} vectors kill no mutant: "
+        + (", ".join(f"`{vid}`" for vid in weakest) or "none")
+        + ".",
+    ]
     return "\n".join(lines)
+
+
+def replace_block(path: str, tables: str) -> None:
+    """Put ``tables`` between the :data:`BEGIN` and :data:`END` markers of the file ``path``."""
+    with open(path, encoding="utf-8") as source:
+        text = source.read()
+    head, begin, rest = text.partition(BEGIN)
+    _, end, tail = rest.partition(END)
+    if not begin or not end:
+        raise ValueError(f"{path}: no {BEGIN} ... {END} block to rewrite")
+    with open(path, "w", encoding="utf-8") as out:
+        out.write(f"{head}{BEGIN}\n{tables}\n{END}{tail}")
+
+
+def readme_block(text: str) -> str | None:
+    """The generated tables in a README's text (None when it has no block)."""
+    _, begin, rest = text.partition(BEGIN)
+    block, end, _ = rest.partition(END)
+    return block.strip("\n") if begin and end else None

@@ -57,6 +57,8 @@ def params(budget: int, recent: int, obs: int, kernel: int) -> dict[str, int]:
     return {"budget": budget, "recentWindow": recent, "obsWindow": obs, "poolKernel": kernel}
 
 
+#: Where a vector description turns from what it pins to the mistakes it catches.
+CATCHES = "Catches:"
 EPS53 = 2.0**-53  # half an ulp of 1.0 in float64: 1.0 + EPS53 rounds (to even) back to 1.0
 FILLER = 4.0
 
@@ -112,11 +114,25 @@ class Mutant:
 
         return {"name": f"mutant:{self.name}", "language": "python", "version": __version__}
 
+    def naming_rank(self, description: str) -> int | None:
+        """How directly ``description`` names this mistake: 0 when its mistake part contains
+        the mutant's name, ``1 + i`` for keyword ``i`` (keywords go most specific first), None
+        when it names none of them.
+
+        The mistake part is the text after ``Catches:`` when there is one (the generator writes
+        ``"<what it pins> Catches: <the mistakes it catches>"``), else the whole description:
+        a vector that merely *contains* gaps, say, does not name "gaps refused" as its catch.
+        """
+        _, marker, catches = description.partition(CATCHES)
+        text = (catches if marker else description).lower()
+        for rank, keyword in enumerate((self.name, *self.keywords)):
+            if keyword.lower() in text:
+                return rank
+        return None
+
     def names_mistake(self, description: str) -> bool:
-        """True when ``description`` names this mistake: it contains the mutant's name or one of
-        its keywords."""
-        text = description.lower()
-        return any(keyword.lower() in text for keyword in (self.name, *self.keywords))
+        """True when ``description`` names this mistake (see :meth:`naming_rank`)."""
+        return self.naming_rank(description) is not None
 
 
 _REGISTRY: list[Mutant] = []

@@ -37,8 +37,9 @@ def verdict(mutant: Mutant, vector: Vector) -> str:
 class MutantRow:
     """One mutant's line of the matrix: the vectors that kill it, with the checker's verdicts.
 
-    ``guards`` are the killers whose description names the mistake: what a porter who made it
-    should read first.
+    ``guards`` are the killers whose description names the mistake, what a porter who made it
+    should read first: the most direct naming first, then the vector killing fewest mutants
+    (the most targeted), then by id.
     """
 
     mutant: Mutant
@@ -121,9 +122,17 @@ def kill_matrix(
             result = verdict(mutant, vector)
             if result != PASS:
                 row.killers[vector.id] = result
-                if mutant.names_mistake(vector.description):
-                    row.guards.append(vector.id)
         rows.append(row)
         if progress is not None:
             progress(mutant, done, len(mutants))
-    return KillMatrix(list(vectors), rows)
+    matrix = KillMatrix(list(vectors), rows)
+    kills = matrix.kills_per_vector()
+    descriptions = {vector.id: vector.description for vector in vectors}
+    for row in rows:
+        ranked = []
+        for vector_id in row.killers:
+            rank = row.mutant.naming_rank(descriptions[vector_id])
+            if rank is not None:
+                ranked.append((rank, kills[vector_id], vector_id))
+        row.guards = [vector_id for *_, vector_id in sorted(ranked)]
+    return matrix

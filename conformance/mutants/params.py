@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.mutants._base import Witness, mutant, params
-from conformance.policy import INT31_MAX, PARAM_NAMES, Params, SnapKV
+from conformance.policy import DEFAULT_PARAMS, INT31_MAX, PARAM_NAMES, Params, SnapKV
 
 
 def lenient(
@@ -155,3 +155,37 @@ class FractionalParamTruncated(SnapKV):
 
 def _finite_float(value: Any) -> bool:
     return type(value) is float and math.isfinite(value)
+
+
+@mutant(
+    "unknown-params-ignored",
+    rule="§2.1: construction takes exactly the four names; an extra name is refused",
+    origin="a JSON binding that skips unknown fields by default (serde without "
+    "`deny_unknown_fields`, most struct decoders)",
+    keywords=("unknown name", "unknown parameter", "extra name", "silently ignored"),
+    witness=Witness({**params(4, 1, 2, 1), "sinkTokens": 4}),
+)
+class UnknownParamsIgnored(SnapKV):
+    """Drops parameters it does not know before validating the rest."""
+
+    def parse_params(self, raw: Any) -> Params:
+        if isinstance(raw, Mapping):
+            raw = {name: value for name, value in raw.items() if name in PARAM_NAMES}
+        return Params.parse(raw)
+
+
+@mutant(
+    "missing-param-defaulted",
+    rule="§2.1: construction takes exactly the four names; a missing name is refused",
+    origin="filling a missing field from the CLI defaults (`#[serde(default)]`, "
+    "`params.get('poolKernel', 7)`)",
+    keywords=("missing name", "filled from", "default"),
+    witness=Witness({"budget": 4, "recentWindow": 1, "obsWindow": 2}),
+)
+class MissingParamDefaulted(SnapKV):
+    """Fills missing parameters from the defaults (budget 512, ..., poolKernel 7)."""
+
+    def parse_params(self, raw: Any) -> Params:
+        if isinstance(raw, Mapping):
+            raw = {**DEFAULT_PARAMS, **raw}
+        return Params.parse(raw)

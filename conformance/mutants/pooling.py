@@ -145,7 +145,12 @@ class AveragePooling(SnapKV):
     "recent-excluded-from-pooling",
     rule="§2.4: the protected recent entries count as neighbours in the pooling",
     origin="slicing the candidates off first (`sums[:-recent]`) and pooling only the slice",
-    keywords=("defend", "recent entries take part", "recent neighbour"),
+    keywords=(
+        "excluded from pooling",
+        "left out of pooling",
+        "recent entries take part",
+        "recent neighbour",
+    ),
     witness=Witness(params(4, 2, 1, 3), (*steps(0, 4), step(4, [1.0, 0.25, 0.5, 2.0]), EVICT)),
 )
 class RecentExcludedFromPooling(SnapKV):

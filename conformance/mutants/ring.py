@@ -125,7 +125,7 @@ def valid_prefix(attn: list[Any]) -> np.ndarray:
     rule="§2.3: a refused call changes nothing",
     origin="validating each weight inside the write loop (`if (w < 0) return ERR; "
     "hist[i][slot] = w;`), so the weights before the bad one are already written",
-    keywords=("atomic", "changes nothing", "partial"),
+    keywords=("partial write", "partial", "atomic", "changes nothing"),
     witness=Witness(
         params(2, 1, 1, 1),
         (*steps(0, 2), step(2, [1.0, -1.0]), step(2), EVICT),
@@ -150,7 +150,7 @@ class PartialWriteOnRefusal(SnapKV):
     "refused-step-still-admits",
     rule="§2.3: a refused call changes nothing (the position is not admitted)",
     origin="admitting the position as soon as it is validated, before the attention is checked",
-    keywords=("atomic", "changes nothing", "still admit", "refused step"),
+    keywords=("still admit", "refused step", "atomic", "changes nothing"),
     witness=Witness(params(1, 0, 1, 1), (step(0), step(1, [1.0, 1.0]), step(1), EVICT)),
 )
 class RefusedStepStillAdmits(SnapKV):

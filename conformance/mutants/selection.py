@@ -69,7 +69,7 @@ class VictimsInRankOrder(SnapKV):
     rule="§2.4: one call evicts max(0, len(kept) - budget) positions, possibly many",
     origin="assuming the harness evicts after every step, so the cache is at most one over "
     "budget (`len(kept) <= budget + 1`)",
-    keywords=("several steps", "many victims", "bulk", "multi-victim", "several victims"),
+    keywords=("one victim per call", "many victims", "multi-victim", "several victims"),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 3), EVICT)),
 )
 class OneVictimPerEvict(SnapKV):
@@ -84,7 +84,7 @@ class OneVictimPerEvict(SnapKV):
     rule="§2.4: k = max(0, len(kept) - budget), leaving exactly budget positions",
     origin="evicting while `len(kept) >= budget` (to make room for the next admission) "
     "rather than while `len(kept) > budget`",
-    keywords=("right count", "exactly budget", "budget - 1", "number of victims"),
+    keywords=("len(kept) - budget", "right count", "exactly budget", "number of victims"),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
 )
 class EvictCountOffByOne(SnapKV):
@@ -123,7 +123,7 @@ class GreedyRescoring(SnapKV):
     "rank-by-sums",
     rule="§2.4: candidates are ranked by pooled score",
     origin="computing the pooled scores (they show in debug output) but ranking by the raw sums",
-    keywords=("max-pool", "max pool", "pooled score", "defend"),
+    keywords=("pooling skipped", "unpooled", "raw sum", "pooling ignored"),
     witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [0.5, 0.25, 1.0]), EVICT)),
 )
 class RankBySums(SnapKV):
@@ -138,7 +138,7 @@ class RankBySums(SnapKV):
     rule="§2.4: the recentWindow highest kept positions are never candidates",
     origin="dropping the recent-window guard, or applying it only to the positions admitted "
     "since the last eviction",
-    keywords=("protected", "recent window", "recentwindow"),
+    keywords=("made candidates", "recent window ignored", "nothing protected"),
     witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), step(2, [1.0, 1.0]), EVICT)),
 )
 class RecentMadeCandidates(SnapKV):

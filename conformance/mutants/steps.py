@@ -125,7 +125,12 @@ class NonIntegerPositionBadRequest(SnapKV):
     rule="§2.3, §3.4: the position is judged before the attention",
     origin="validating fields in the order the port reads them, or attention first because "
     "it is the expensive one",
-    keywords=("judged before", "before the attention", "judgement order", "order of judgement"),
+    keywords=(
+        "judged before",
+        "judged first",
+        "validated before the position",
+        "order of judgement",
+    ),
     witness=Witness(ONE, (step(0), step(0, [1.0, 1.0]))),
 )
 class AttentionJudgedBeforePosition(SnapKV):
