@@ -387,10 +387,9 @@ static void answer(session *s, const char *line, size_t len) {
     } else if (!is_integer(s, id)) {
         refuse(&v, "bad-request", "id must be an integer, got %s", excerpt(s, id, text, sizeof text));
     }
-    /* Echo the id as it was sent: an integer, or another scalar of a refused request. */
+    /* SPEC §3.1: only an integer id is echoed; every other answer carries null. */
     puts_raw(&s->out, "{\"id\":");
-    if (id != NO_NODE && s->doc.nodes[id].type != JSON_ARRAY
-        && s->doc.nodes[id].type != JSON_OBJECT)
+    if (id != NO_NODE && is_integer(s, id))
         put(&s->out, s->doc.text + s->doc.nodes[id].start, s->doc.nodes[id].len);
     else
         puts_raw(&s->out, "null");

@@ -60,13 +60,9 @@ impl Session {
         };
         let id = request.get("id").unwrap_or(&Json::Null);
         if !id.is_integer() {
-            // Echo an id that is a scalar, as the reference does; anything else gets null.
-            let echo = match id {
-                Json::Array(_) | Json::Object(_) => &Json::Null,
-                scalar => scalar,
-            };
+            // SPEC §3.1: only an integer id is echoed; every other answer carries null.
             let message = format!("id must be an integer, got {}", id.type_name());
-            return respond(out, echo, Err(bad_request(message)));
+            return respond(out, &Json::Null, Err(bad_request(message)));
         }
         let answer = self.dispatch(&request);
         respond(out, id, answer);
@@ -424,7 +420,7 @@ mod tests {
     }
 
     #[test]
-    fn ids_echo_as_the_reference_does() {
+    fn only_integer_ids_are_echoed() {
         let ids: Vec<String> = run(&[
             "not json",
             r#"{"id":[1],"op":"bye"}"#,
@@ -447,9 +443,9 @@ mod tests {
             [
                 "null",
                 "null",
-                "true",
-                "\"x\"",
-                "2.5",
+                "null",
+                "null",
+                "null",
                 "null",
                 "0",
                 "123456789012345678901234567890"
