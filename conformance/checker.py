@@ -406,15 +406,26 @@ def _own_selection(
     count = max(0, len(positions) - state.recent)
     ranked = sorted(zip(pooled[:count], positions[:count], strict=True))
     own = sorted(position for _, position in ranked[: state.excess])
+    lowest = f"the {_lowest(state.excess)} by (pooled, position)"
     if victims == own:
         return (
-            f"Its victims are the {state.excess} lowest candidates by (pooled, position) in "
-            "its own scores: its selection agrees with its scores, so look at the scores."
+            f"Its victims are {lowest} in its own scores: its selection agrees with its "
+            "scores, so look at the scores."
+        )
+    if isinstance(victims, list) and sorted(victims, key=str) == sorted(own, key=str):
+        return (
+            f"Its victims are {lowest} in its own scores, but not in ascending order: "
+            f"{_show(victims)}."
         )
     return (
-        f"Its selection is wrong: by its own scores the {state.excess} lowest candidates by "
-        f"(pooled, position) are {_show_positions(own)}, but it evicted {_show(victims)}."
+        f"Its selection is wrong: by its own scores {lowest} "
+        f"{'is' if state.excess == 1 else 'are'} {_show_positions(own)}, "
+        f"but it evicted {_show(victims)}."
     )
+
+
+def _lowest(count: int) -> str:
+    return "lowest candidate" if count == 1 else f"{count} lowest candidates"
 
 
 def _against_reference(

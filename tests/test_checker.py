@@ -341,7 +341,7 @@ def test_diagnosis_of_a_wrong_selection():
     result, text = diagnosis_for(ties, TiesToHigher)
     assert result.expected == [0] and result.actual == [2]
     assert "Its selection is wrong" in text
-    assert "the 1 lowest candidates by (pooled, position) are [0], but it evicted [2]" in text
+    assert "the lowest candidate by (pooled, position) is [0], but it evicted [2]" in text
     assert "Its scores equal the reference's at every kept position." in text
 
 

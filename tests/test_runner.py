@@ -105,7 +105,8 @@ def test_crash_results_carry_exit_status_and_stderr():
 def test_descending_victims_get_a_scores_diagnosis():
     failed = run_broken("descending_victims").results[1]
     assert failed.rule == checker.NOT_ASCENDING
-    assert failed.diagnosis.startswith("Its selection is wrong")
+    assert failed.diagnosis.startswith("Its victims are the 3 lowest candidates by (pooled, ")
+    assert "in its own scores, but not in ascending order: [" in failed.diagnosis
     assert "Its scores equal the reference's" in failed.diagnosis
 
 
