@@ -158,7 +158,8 @@ def format_markdown(matrix: Any) -> str:
         f"**{len(matrix.rows)} mutants, {killed} killed, {len(matrix.survivors)} survived** "
         f"by the {len(matrix.vectors)} committed vectors.",
         "",
-        "| mutant | the rule it breaks (SPEC.md) | vectors killing it | guarded by (names the mistake) |",
+        "| mutant | the rule it breaks (SPEC.md) | vectors killing it "
+        "| guarded by (names the mistake) |",
         "|---|---|---:|---|",
     ]
     for row in matrix.rows:
