@@ -171,7 +171,7 @@ def serve(
     """Answer requests from ``instream`` until ``bye`` or end of input; return the exit status."""
     session = Session(factory, implementation)
     for line in instream:
-        if not line.strip():
+        if not line.strip(b" \t\r\n"):
             continue
         outstream.write(encode(session.handle_line(line)))
         outstream.flush()
