@@ -420,7 +420,7 @@ static void answer(session *s, const char *line, size_t len) {
 static int is_blank(const char *line, size_t len) {
     size_t i;
     for (i = 0; i < len; i++)
-        if (!strchr(" \t\n\r\v\f", line[i]) || line[i] == '\0') return 0;
+        if (!strchr(" \t\n\r", line[i]) || line[i] == '\0') return 0;
     return 1;
 }
 

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 
 use snapkv::protocol::Session;
 
-/// A line holding only ASCII whitespace gets no answer (the reference skips these too).
+/// A line holding only JSON whitespace gets no answer (SPEC §3.1).
 fn is_blank(line: &[u8]) -> bool {
     line.iter()
-        .all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r' | b'\x0b' | b'\x0c'))
+        .all(|byte| matches!(byte, b' ' | b'\t' | b'\n' | b'\r'))
 }
 
 fn serve(input: &mut impl BufRead, output: &mut impl Write) -> io::Result<()> {
