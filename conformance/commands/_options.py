@@ -1,0 +1,50 @@
+"""Command-line options that several subcommands share, defined once.
+
+The value parsers come from ``conformance.commands.run``, which defined them first.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Callable
+
+from conformance.commands.run import _positive_float
+
+
+def int_at_least(minimum: int) -> Callable[[str], int]:
+    """An argparse type: an integer no smaller than ``minimum``."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {text!r}")
+        return value
+
+    return parse
+
+
+def add_paths(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        metavar="PATH",
+        help="vector files or directories (default: the committed suite)",
+    )
+
+
+def add_timeout(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=_positive_float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds allowed for each answer (default 10)",
+    )
+
+
+def add_count(parser: argparse.ArgumentParser, flag: str, default: int, help: str) -> None:
+    """An option taking a positive integer."""
+    parser.add_argument(flag, type=int_at_least(1), default=default, metavar="N", help=help)

@@ -1,0 +1,148 @@
+"""``snapkv-conformance fuzz``: differential fuzzing of a port against the reference.
+
+Exit status: 0 when no difference was found, 1 when one was (it is saved as a vector and the
+command to replay it is printed), 2 for a usage error or an adapter that cannot start, shake
+hands or be restarted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shlex
+import shutil
+import sys
+from typing import IO
+
+from conformance.commands._options import add_count, add_timeout, int_at_least
+from conformance.commands.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+
+HELP = "Fuzz an adapter against the reference; shrink the first difference to a vector."
+
+DEFAULT_SAVE = "snapkv-fuzz-failures"
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from conformance.fuzz import DEFAULT_MAX_EXAMPLES, DEFAULT_MAX_SHRINKS
+
+    parser.add_argument(
+        "--adapter",
+        metavar="CMD",
+        required=True,
+        help="the adapter command, split like a POSIX shell splits it and run without a shell",
+    )
+    add_count(
+        parser,
+        "--max-examples",
+        DEFAULT_MAX_EXAMPLES,
+        f"scenarios to try before giving up (default {DEFAULT_MAX_EXAMPLES})",
+    )
+    add_count(
+        parser,
+        "--max-shrinks",
+        DEFAULT_MAX_SHRINKS,
+        f"scenarios to run while shrinking a difference (default {DEFAULT_MAX_SHRINKS})",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int_at_least(0),
+        metavar="S",
+        help="random seed (an integer >= 0); the same seed and adapter give the same run "
+        "(default: a fresh seed, printed so the run can be repeated)",
+    )
+    parser.add_argument(
+        "--save",
+        metavar="DIR",
+        default=DEFAULT_SAVE,
+        help=f"where to write the failing vector, as DIR/<id>.json (default ./{DEFAULT_SAVE})",
+    )
+    add_timeout(parser)
+
+
+class FuzzProgress:
+    """``fuzz: N examples`` rewritten in place on a terminal; silent elsewhere."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
+        self._shown = False
+
+    def __call__(self, examples: int, shrinks: int | None) -> None:
+        if not self.enabled:
+            return
+        text = f"fuzz: {examples} examples, no difference"
+        if shrinks is not None:
+            text = f"fuzz: difference found after {examples} examples; shrinking ({shrinks})"
+        self._write("\r" + text.ljust(self._width()))
+        self._shown = True
+
+    def finish(self) -> None:
+        if self._shown:
+            self._write("\r" + " " * self._width() + "\r")
+            self._shown = False
+
+    def _width(self) -> int:
+        return shutil.get_terminal_size((80, 24)).columns - 1
+
+    def _write(self, text: str) -> None:
+        self.stream.write(text)
+        self.stream.flush()
+
+
+def _error(message: str) -> int:
+    print(f"snapkv-conformance fuzz: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def run(args: argparse.Namespace) -> int:
+    from conformance import fuzz
+    from conformance.driver import AdapterProcess, AdapterStartError
+
+    try:
+        argv = shlex.split(args.adapter)
+    except ValueError as error:
+        return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
+    if not argv:
+        return _error("--adapter is empty")
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    adapter = AdapterProcess(argv, args.timeout)
+    try:
+        handshake = adapter.start()
+    except (AdapterStartError, OSError) as error:
+        return _error(f"the adapter cannot start: {error}")
+    port = handshake.describe()
+    print(f"fuzzing {port} against the reference: seed {seed}, up to {args.max_examples} examples")
+    progress = FuzzProgress(sys.stderr)
+    try:
+        result = fuzz.fuzz(
+            adapter,
+            max_examples=args.max_examples,
+            seed=seed,
+            max_shrinks=args.max_shrinks,
+            progress=progress,
+        )
+    except fuzz.AdapterLost as error:
+        progress.finish()
+        return _error(str(error))
+    except fuzz.NondeterministicAdapter as error:
+        progress.finish()
+        print(f"the adapter is not deterministic: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        adapter.close()
+    progress.finish()
+    if result.finding is None:
+        print(f"no difference in {result.examples} examples (seed {seed})")
+        return EXIT_OK
+    finding = result.finding
+    vector = fuzz.difference_vector(finding, port, seed)
+    path = fuzz.save_vector(vector, args.save)
+    print(
+        f"difference found after {finding.examples_to_find} examples, shrunk to "
+        f"{len(vector.calls)} calls in {finding.shrink_attempts} more runs:\n"
+        f"  {finding.difference.describe(finding.scenario)}\n"
+        f"saved: {path}\n"
+        f"replay: snapkv-conformance run {shlex.quote(str(path))} "
+        f"--adapter {shlex.quote(args.adapter)}"
+    )
+    return EXIT_FAILED

@@ -1,0 +1,288 @@
+"""The conformance matrix: several ports over one suite, as a Markdown table and an HTML page.
+
+:func:`run_matrix` runs the suite against each port in turn (through
+:func:`conformance.runner.run_suite`, so every verdict is the one ``snapkv-conformance run``
+would give) and :func:`to_markdown` / :func:`to_html` lay the verdicts out as vectors against
+ports, with each port's pass count and its implementation's name, language and version from the
+handshake at the top. The HTML page is self-contained (inline CSS, no scripts, no external
+assets) and every piece of text in it is escaped, since adapter names and failure messages come
+from the ports.
+
+A port whose adapter cannot start gets a column of ``not-run`` cells and its start error; the
+other ports still run.
+"""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from conformance import __version__
+from conformance.checker import VectorResult
+from conformance.driver import Handshake
+from conformance.vectors import Vector
+
+#: The cell of a port that never ran the vector (its adapter did not start).
+NOT_RUN = "not-run"
+
+
+@dataclass(frozen=True)
+class Port:
+    """A named adapter command, as given by ``--adapter NAME=CMD``."""
+
+    name: str
+    argv: tuple[str, ...]
+
+    @classmethod
+    def parse(cls, text: str) -> Port:
+        """``NAME=CMD``, CMD split like a POSIX shell; raise ValueError saying what is wrong."""
+        import shlex
+
+        name, sep, command = text.partition("=")
+        name = name.strip()
+        if not sep or not name:
+            raise ValueError(f"expected NAME=CMD, got {text!r}")
+        try:
+            argv = shlex.split(command)
+        except ValueError as error:
+            raise ValueError(f"{name}: cannot split {command!r}: {error}") from None
+        if not argv:
+            raise ValueError(f"{name}: the command is empty")
+        return cls(name, tuple(argv))
+
+
+@dataclass
+class Column:
+    """One port's results: a verdict per vector id, or the reason it did not run."""
+
+    port: Port
+    handshake: Handshake | None = None
+    start_error: str | None = None
+    results: dict[str, VectorResult] = field(default_factory=dict)
+
+    def verdict(self, vector_id: str) -> str:
+        result = self.results.get(vector_id)
+        return NOT_RUN if result is None else result.verdict
+
+    def passed(self) -> int:
+        return sum(result.passed for result in self.results.values())
+
+    @property
+    def implementation(self) -> tuple[str, str, str]:
+        """(name, language, version) from the handshake; dashes when there was none."""
+        if self.handshake is None:
+            return ("-", "-", "-")
+        return (self.handshake.name, self.handshake.language, self.handshake.version)
+
+
+@dataclass
+class Matrix:
+    vectors: list[Vector]
+    columns: list[Column]
+
+    @property
+    def all_pass(self) -> bool:
+        return all(column.passed() == len(self.vectors) for column in self.columns)
+
+
+Progress = Callable[[Port], Callable[[VectorResult, int, int], None] | None]
+
+
+def run_matrix(
+    vectors: Sequence[Vector],
+    ports: Sequence[Port],
+    *,
+    jobs: int = 1,
+    timeout: float = 10.0,
+    progress: Progress | None = None,
+) -> Matrix:
+    """Run ``vectors`` against every port, one port after another.
+
+    ``progress(port)`` may return a per-vector progress callback for that port's run.
+    """
+    from conformance.driver import AdapterStartError
+    from conformance.runner import run_suite
+
+    columns = []
+    for port in ports:
+        column = Column(port)
+        try:
+            run = run_suite(
+                list(vectors),
+                list(port.argv),
+                jobs=jobs,
+                timeout=timeout,
+                progress=progress(port) if progress is not None else None,
+            )
+        except (AdapterStartError, OSError) as error:
+            column.start_error = str(error)
+        else:
+            column.handshake = run.handshake
+            column.results = {result.vector_id: result for result in run.results}
+        columns.append(column)
+    return Matrix(list(vectors), columns)
+
+
+def summary_lines(matrix: Matrix) -> list[str]:
+    """One line per port: ``name: passed/total (implementation)``, for the terminal."""
+    total = len(matrix.vectors)
+    lines = []
+    for column in matrix.columns:
+        name, language, version = column.implementation
+        what = (
+            column.start_error.splitlines()[0]
+            if column.start_error
+            else (f"{name} ({language}) {version}")
+        )
+        lines.append(f"{column.port.name}: {column.passed()}/{total} passed - {what}")
+    return lines
+
+
+# -- Markdown ----------------------------------------------------------------------------------
+
+
+def _md(text: str) -> str:
+    """Text safe inside a Markdown table cell: one line, pipes escaped."""
+    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _md_row(cells: Sequence[str]) -> str:
+    return "| " + " | ".join(cells) + " |"
+
+
+def to_markdown(matrix: Matrix) -> str:
+    """The matrix as GitHub-flavoured Markdown: ports and pass counts, the table, failures."""
+    total = len(matrix.vectors)
+    lines = [
+        "# SnapKV conformance matrix",
+        "",
+        f"{total} vectors against {len(matrix.columns)} port(s), "
+        f"judged by snapkv-conformance {__version__}.",
+        "",
+        _md_row(["port", "implementation", "language", "version", "passed"]),
+        _md_row(["---"] * 4 + ["---:"]),
+    ]
+    for column in matrix.columns:
+        name, language, version = column.implementation
+        if column.start_error:
+            name = f"did not start: {column.start_error.splitlines()[0]}"
+        cells = [column.port.name, name, language, version, f"{column.passed()}/{total}"]
+        lines.append(_md_row([_md(cell) for cell in cells]))
+    lines += ["", _md_row(["vector", *(_md(c.port.name) for c in matrix.columns)])]
+    lines.append(_md_row(["---"] * (len(matrix.columns) + 1)))
+    for vector in matrix.vectors:
+        cells = []
+        for column in matrix.columns:
+            verdict = column.verdict(vector.id)
+            cells.append(verdict if verdict == "pass" else f"**{verdict}**")
+        lines.append(_md_row([f"`{_md(vector.id)}`", *cells]))
+    failures = _failures(matrix)
+    if failures:
+        lines += ["", "## Failures", ""]
+        lines += [f"- **{_md(port)}**: {_md(result.describe())}" for port, result in failures]
+    return "\n".join(lines) + "\n"
+
+
+def _failures(matrix: Matrix) -> list[tuple[str, VectorResult]]:
+    return [
+        (column.port.name, column.results[vector.id])
+        for column in matrix.columns
+        for vector in matrix.vectors
+        if vector.id in column.results and not column.results[vector.id].passed
+    ]
+
+
+# -- HTML --------------------------------------------------------------------------------------
+
+_CSS = """
+body { font: 14px/1.4 system-ui, sans-serif; margin: 2em; color: #222; }
+h1 { font-size: 1.5em; }
+table { border-collapse: collapse; margin: 1em 0; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
+thead th { background: #f3f3f3; position: sticky; top: 0; }
+td.id { font-family: ui-monospace, monospace; }
+td.num { text-align: right; }
+.pass { background: #e3f6e3; color: #165c16; }
+.fail { background: #fbe3e3; color: #8a1616; font-weight: bold; }
+.not-run { background: #eee; color: #666; }
+.all { color: #165c16; font-weight: bold; }
+li { margin: 0.3em 0; }
+"""
+
+
+def _cell_class(verdict: str) -> str:
+    if verdict == "pass":
+        return "pass"
+    return "not-run" if verdict == NOT_RUN else "fail"
+
+
+def to_html(matrix: Matrix) -> str:
+    """The matrix as one self-contained HTML page (inline CSS, every text escaped)."""
+    e = html.escape
+    total = len(matrix.vectors)
+    out = [
+        "<!DOCTYPE html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        "<title>SnapKV conformance matrix</title>",
+        f"<style>{_CSS}</style>",
+        "</head>",
+        "<body>",
+        "<h1>SnapKV conformance matrix</h1>",
+        f"<p>{total} vectors against {len(matrix.columns)} port(s), judged by "
+        f"snapkv-conformance {e(__version__)}.</p>",
+        "<table>",
+        "<thead><tr><th>port</th><th>implementation</th><th>language</th><th>version</th>"
+        "<th>passed</th></tr></thead>",
+        "<tbody>",
+    ]
+    for column in matrix.columns:
+        name, language, version = column.implementation
+        if column.start_error:
+            name = f"did not start: {column.start_error.splitlines()[0]}"
+        passed = column.passed()
+        css = ' class="num all"' if passed == total else ' class="num"'
+        out.append(
+            f"<tr><td>{e(column.port.name)}</td><td>{e(name)}</td><td>{e(language)}</td>"
+            f"<td>{e(version)}</td><td{css}>{passed}/{total}</td></tr>"
+        )
+    out += ["</tbody>", "</table>", "<table>", "<thead><tr><th>vector</th>"]
+    out += [f"<th>{e(column.port.name)}</th>" for column in matrix.columns]
+    out += ["</tr></thead>", "<tbody>"]
+    for vector in matrix.vectors:
+        row = [f'<tr><td class="id" title="{e(vector.description)}">{e(vector.id)}</td>']
+        for column in matrix.columns:
+            verdict = column.verdict(vector.id)
+            result = column.results.get(vector.id)
+            title = e(result.describe()) if result is not None and not result.passed else ""
+            attr = f' title="{title}"' if title else ""
+            row.append(f'<td class="{_cell_class(verdict)}"{attr}>{e(verdict)}</td>')
+        out.append("".join(row) + "</tr>")
+    out += ["</tbody>", "</table>"]
+    failures = _failures(matrix)
+    if failures:
+        out += ["<h2>Failures</h2>", "<ul>"]
+        out += [f"<li><b>{e(port)}</b>: {e(result.describe())}</li>" for port, result in failures]
+        out.append("</ul>")
+    out += ["</body>", "</html>"]
+    return "\n".join(out) + "\n"
+
+
+def output_paths(out: str | Path) -> tuple[Path, Path]:
+    """``FILE.md`` and ``FILE.html`` for ``--out FILE`` (a given .md/.html suffix is dropped)."""
+    path = Path(out)
+    if path.suffix.lower() in (".md", ".html", ".htm"):
+        path = path.with_suffix("")
+    return path.with_name(path.name + ".md"), path.with_name(path.name + ".html")
+
+
+def write_matrix(matrix: Matrix, out: str | Path) -> tuple[Path, Path]:
+    """Write the Markdown and HTML files; return their paths."""
+    markdown, page = output_paths(out)
+    markdown.parent.mkdir(parents=True, exist_ok=True)
+    markdown.write_text(to_markdown(matrix), encoding="utf-8")
+    page.write_text(to_html(matrix), encoding="utf-8")
+    return markdown, page
