@@ -6,6 +6,7 @@ against the schema and the deeper rules lives in :mod:`conformance.validation`.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -69,6 +70,9 @@ class Vector:
     seed: Any
     calls: tuple[Call, ...]
     path: Path | None = field(default=None, compare=False)
+    #: The file's text as loaded (None when built in memory): the runner sends the calls' lines
+    #: from it rather than re-encoding their weights (:mod:`conformance.wire`).
+    source: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
     def from_json(cls, data: Any, path: str | Path | None = None) -> Vector:
@@ -151,7 +155,7 @@ def load_vector(path: str | Path) -> Vector:
         data = json.loads(text, parse_constant=_refuse_constant)
     except ValueError as error:
         raise VectorError(path, "", f"not valid JSON: {error}") from None
-    return Vector.from_json(data, path)
+    return dataclasses.replace(Vector.from_json(data, path), source=text)
 
 
 def iter_vector_files(paths: Iterable[str | Path]) -> Iterator[Path]:
