@@ -7,24 +7,18 @@ and goes on with the next vector, so every selected vector gets exactly one resu
 order. Only an adapter that cannot be started at all (or cannot shake hands) stops the run,
 with :class:`conformance.driver.AdapterStartError`, before any vector is run.
 
-Selection rules (SPEC.md states them): ``-k`` patterns match vector ids as globs when they hold
-``*``, ``?`` or ``[``, else as substrings; shard ``I/N`` takes the vectors whose index in the
-id-sorted selection is ``I - 1`` modulo ``N``. A known-failures file lists one vector id per
-line; text from ``#`` to the end of a line is a comment.
+Which vectors run (``-k``, shards, known failures) is :mod:`conformance.selection`; the bytes
+sent for each vector are :mod:`conformance.wire`.
 """
 
 from __future__ import annotations
 
-import fnmatch
-import json
 import queue
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any
 
 from conformance import checker
 from conformance.checker import VectorResult
@@ -36,10 +30,10 @@ from conformance.driver import (
     Handshake,
     Prepared,
     Ticket,
-    encode_body,
 )
-from conformance.policy import ERROR_KINDS
+from conformance.selection import needs_fresh_session, shard_vectors
 from conformance.vectors import Vector
+from conformance.wire import prepare_vector
 
 #: After this many failed restarts in a row a worker stops taking vectors.
 MAX_FAILED_RESTARTS = 2
@@ -84,220 +78,6 @@ class RunResult:
     def ok(self) -> bool:
         """True when no result fails the run (the exit status is then 0)."""
         return not any(result.fails_run for result in self.results)
-
-
-# -- selection -------------------------------------------------------------------------------
-
-
-def matches(vector_id: str, pattern: str) -> bool:
-    """``-k``: a glob over the whole id if the pattern has ``*``, ``?`` or ``[``, else a
-    substring. Case-sensitive, since ids are."""
-    if any(char in pattern for char in "*?["):
-        return fnmatch.fnmatchcase(vector_id, pattern)
-    return pattern in vector_id
-
-
-def select(vectors: Sequence[Vector], patterns: Sequence[str] | None) -> list[Vector]:
-    """The vectors whose id matches any of ``patterns`` (all of them when there are none)."""
-    if not patterns:
-        return list(vectors)
-    return [v for v in vectors if any(matches(v.id, pattern) for pattern in patterns)]
-
-
-def parse_shard(text: str) -> tuple[int, int]:
-    """``"I/N"`` with ``1 <= I <= N`` as ``(I, N)``; raise ValueError naming the fault."""
-    head, sep, tail = text.partition("/")
-    try:
-        if not sep:
-            raise ValueError
-        index, count = int(head), int(tail)
-    except ValueError:
-        raise ValueError(f"shard must be I/N with integers, e.g. 1/4, got {text!r}") from None
-    if count < 1 or not 1 <= index <= count:
-        raise ValueError(f"shard {text!r} needs 1 <= I <= N")
-    return index, count
-
-
-def shard_vectors(vectors: Sequence[Vector], shard: tuple[int, int] | None) -> list[Vector]:
-    """Shard ``I/N``: the vectors at index ``I - 1`` modulo ``N`` among the ids sorted by code
-    point; the given order is kept. Every vector is in exactly one of the N shards."""
-    if shard is None:
-        return list(vectors)
-    index, count = shard
-    ranked = sorted(v.id for v in vectors)
-    chosen = {vector_id for rank, vector_id in enumerate(ranked) if rank % count == index - 1}
-    return [v for v in vectors if v.id in chosen]
-
-
-class KnownFailuresError(ValueError):
-    """A known-failures file that cannot be read or holds a line that is not an id."""
-
-
-def parse_known_failures(text: str, source: str = "<known failures>") -> set[str]:
-    """Vector ids, one per line; ``#`` starts a comment; blank lines are ignored."""
-    ids = set()
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = raw.split("#", 1)[0].strip()
-        if not line:
-            continue
-        if any(char.isspace() for char in line):
-            raise KnownFailuresError(
-                f"{source}:{number}: expected one vector id per line, got {line!r}"
-            )
-        ids.add(line)
-    return ids
-
-
-def read_known_failures(path: str | Path) -> set[str]:
-    """:func:`parse_known_failures` of a file; raise :class:`KnownFailuresError`."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnownFailuresError(f"{path}: cannot read the known-failures file: {error}") from None
-    return parse_known_failures(text, str(path))
-
-
-def format_known_failures(ids: Iterable[str], comment: str = "") -> str:
-    """The text of a known-failures file listing ``ids`` sorted, after a comment header."""
-    header = "# snapkv-conformance known failures: one vector id per line; '#' starts a comment.\n"
-    if comment:
-        header += "".join(f"# {line}\n" for line in comment.splitlines())
-    return header + "".join(f"{vector_id}\n" for vector_id in sorted(set(ids)))
-
-
-def runnable_problems(vectors: Sequence[Vector]) -> list[str]:
-    """Faults that make vectors unusable by the runner (file, field and reason), if any.
-
-    Cheaper than full validation (``snapkv-conformance validate``): unique ids, a ``new``
-    first, and expectations of the right shape.
-    """
-    problems = []
-    seen: dict[str, Any] = {}
-    for vector in vectors:
-        where = str(vector.path) if vector.path is not None else vector.id
-        if vector.id in seen:
-            problems.append(f"{where}: /id: duplicate id {vector.id!r} (also in {seen[vector.id]})")
-        seen[vector.id] = where
-        if not vector.calls or vector.calls[0].op != "new":
-            problems.append(f"{where}: /calls/0: the first call must be new")
-        for index, call in enumerate(vector.calls):
-            problem = _expect_problem(call.op, call.expect)
-            if problem:
-                problems.append(f"{where}: /calls/{index}/expect: {problem}")
-    return problems
-
-
-def _expect_problem(op: str, expect: Mapping[str, Any] | None) -> str | None:
-    if expect is None:
-        return None
-    if not isinstance(expect, Mapping) or len(expect) != 1:
-        return "must be {'victims': [...]} or {'error': kind}"
-    if "error" in expect:
-        return None if expect["error"] in ERROR_KINDS else f"unknown error kind {expect['error']!r}"
-    victims = expect.get("victims")
-    if op != "evict":
-        return "only an evict can expect victims"
-    if not isinstance(victims, list) or not all(type(v) is int for v in victims):
-        return "victims must be a list of integers"
-    return None
-
-
-def needs_fresh_session(vector: Vector) -> bool:
-    """True for a vector whose ``new`` must be refused and which goes on after it.
-
-    A refused ``new`` leaves any earlier policy in place, so what follows (a step expecting
-    ``no-policy``, say) means something only on an adapter that has had no policy yet.
-    """
-    return len(vector.calls) > 1 and vector.calls[0].expected_error is not None
-
-
-# -- request bytes ---------------------------------------------------------------------------
-
-# The bytes a list of JSON numbers is made of (a step's attn as a vector file writes it).
-_NUMBER_LIST_BYTES = b"0123456789.eE+-,"
-_CALLS_OPEN = b'\n  "calls": [\n'
-_EVICT_BODY = b'"op":"evict"}\n'
-
-
-def prepare_vector(vector: Vector) -> Prepared:
-    """The vector's requests, with their bodies taken from the vector file where possible.
-
-    Encoding attention weights costs the runner as much as decoding them costs the adapter,
-    and the canonical vector file already holds each request as one compact JSON line. So the
-    bodies of step requests are the file's own bytes, after checking line by line that each is
-    exactly its call; any doubt (a file not in canonical layout, changed since it was loaded)
-    falls back to encoding the parsed requests.
-    """
-    requests = [call.request for call in vector.calls]
-    lines = _call_lines(vector)
-    if lines is not None:
-        bodies = [_verbatim(call, line) for call, line in zip(vector.calls, lines, strict=True)]
-        if all(body is not None for body in bodies):
-            return Prepared(requests, bodies)  # type: ignore[arg-type]
-    return Prepared(requests)
-
-
-def _call_lines(vector: Vector) -> list[bytes] | None:
-    """The file's call lines, one per call, if its layout is the canonical one."""
-    if vector.path is None:
-        return None
-    try:
-        data = vector.path.read_bytes()
-    except OSError:
-        return None
-    start = data.find(_CALLS_OPEN)
-    if start < 0:
-        return None
-    lines = data[start + len(_CALLS_OPEN) :].split(b"\n", len(vector.calls))
-    count = len(vector.calls)
-    if len(lines) <= count or not lines[count].startswith(b"  ]"):
-        return None
-    calls = [line.strip() for line in lines[:count]]
-    if not all(line.endswith(b",") for line in calls[:-1]):
-        return None
-    return [line[:-1] for line in calls[:-1]] + calls[-1:]
-
-
-def _verbatim(call: Any, line: bytes) -> bytes | None:
-    """The request body from ``line`` if ``line`` is exactly ``call``, else None.
-
-    A step line is checked by its text: it must start with the compact JSON of the call's other
-    fields, and the rest up to the closing brace must be ``null`` or a list of numbers (so it
-    is one object and that text is the attention). Other lines are small: they are parsed and
-    compared, and their bodies encoded.
-    """
-    request = call.request
-    if call.op == "evict" and len(request) == 1:
-        # The common shapes, checked without a JSON round trip: evict lines are most others.
-        expected = b'{"op":"evict"}'
-        if call.expect is not None and call.expected_victims is not None:
-            victims = b",".join(b"%d" % v for v in call.expected_victims)
-            expected = b'{"op":"evict","expect":{"victims":[' + victims + b"]}}"
-        if line == expected:
-            return _EVICT_BODY
-    if call.op == "step" and call.expect is None and list(request)[-1] == "attn":
-        if list(request) == ["op", "pos", "attn"] and type(request["pos"]) is int:
-            prefix = b'{"op":"step","pos":%d,"attn":' % request["pos"]
-        else:
-            head = {key: value for key, value in request.items() if key != "attn"}
-            prefix = _compact(head)[:-1] + b',"attn":'
-        if line.startswith(prefix) and line.endswith(b"}"):
-            attn = line[len(prefix) : -1]
-            if attn == b"null" or (
-                attn.startswith(b"[")
-                and attn.endswith(b"]")
-                and not attn[1:-1].translate(None, _NUMBER_LIST_BYTES)
-            ):
-                return line[1:] + b"\n"
-    try:
-        same = json.loads(line) == call.to_json()
-    except ValueError:
-        return None
-    return encode_body(request) if same else None
-
-
-def _compact(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
 
 
 # -- running ---------------------------------------------------------------------------------
@@ -384,6 +164,43 @@ def _start_all(factory: Callable[[], Adapter], jobs: int) -> tuple[list[Adapter]
     handshake = adapters[0].handshake
     assert handshake is not None
     return adapters, handshake
+
+
+class VectorRunner:
+    """Runs vectors one at a time on one adapter, exactly as a :func:`run_suite` worker does.
+
+    For callers that schedule vectors themselves (a pytest plugin making one test per vector):
+    the adapter is started on first use, restarted after a failure or before a vector that needs
+    a fresh session, and a wrong evict gets its scores diagnosis. :meth:`close` says ``bye``
+    and returns the warnings (an adapter that ignored ``bye``, ...).
+    """
+
+    def __init__(self, adapter: Adapter) -> None:
+        self.adapter = adapter
+        self._worker: _Worker | None = None
+
+    def run(self, vector: Vector) -> VectorResult:
+        """Run and judge one vector; raise :class:`AdapterStartError` if the first start fails."""
+        began = time.monotonic()
+        suite = _Suite([vector], set(), None)
+        if self._worker is None:
+            if self.adapter.handshake is None:
+                self.adapter.start()
+            self._worker = _Worker(self.adapter, suite)
+        else:
+            self._worker.suite = suite
+            self._worker._previous = None  # an index into the previous call's suite
+        self._worker._loop()
+        (result,) = suite.finish()
+        result.duration = time.monotonic() - began
+        return result
+
+    def close(self) -> list[str]:
+        if self._worker is None:
+            self.adapter.close()
+            return list(self.adapter.close_problems)
+        self._worker.close()
+        return self._worker.warnings
 
 
 class _Suite:

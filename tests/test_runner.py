@@ -22,10 +22,11 @@ from runner_support import (
     reference_vector,
     trigger_vector,
     workload,
+    write_suite,
 )
 
-from conformance import checker, runner
-from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter
+from conformance import checker, runner, selection, wire
+from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
 from conformance.policy import SnapKV
 from conformance.vectors import Call, Vector
 
@@ -199,7 +200,7 @@ def test_a_refused_new_runs_on_a_fresh_session():
         ],
     )
     assert [c.expected_error for c in orphan.calls] == ["invalid-params", "no-policy", "no-policy"]
-    assert runner.needs_fresh_session(orphan)
+    assert selection.needs_fresh_session(orphan)
     result = run(REFERENCE_ARGV, [plain_vector("fresh/a"), orphan, plain_vector("fresh/b", 3)])
     assert result.ok, [r.describe() for r in result.results]
 
@@ -240,12 +241,12 @@ def test_jobs_with_a_broken_adapter_lose_nothing():
 
 def test_shards_partition_the_suite_deterministically():
     vectors = many(10)[::-1]
-    shards = [runner.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    shards = [selection.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
     ids = sorted(v.id for v in vectors)
     assert [v.id for v in shards[0]] == [ids[9], ids[6], ids[3], ids[0]]  # given order kept
     assert sorted(v.id for shard in shards for v in shard) == ids
-    assert shards == [runner.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
-    assert runner.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
+    assert shards == [selection.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    assert selection.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
 
 
 def test_run_suite_applies_the_shard_and_reports_it():
@@ -258,11 +259,11 @@ def test_run_suite_applies_the_shard_and_reports_it():
 @pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x/2", "1", "1/2/3", ""])
 def test_bad_shards_are_refused(text):
     with pytest.raises(ValueError, match="shard"):
-        runner.parse_shard(text)
+        selection.parse_shard(text)
 
 
 def test_parse_shard():
-    assert runner.parse_shard("3/4") == (3, 4)
+    assert selection.parse_shard("3/4") == (3, 4)
 
 
 @pytest.mark.parametrize(
@@ -279,7 +280,7 @@ def test_parse_shard():
 )
 def test_k_is_a_substring_or_a_glob(patterns, expected):
     vectors = [Vector(f"many/v{i:02d}", "", (), {}, 0, ()) for i in (0, 1, 2, 10, 11)]
-    assert [v.id for v in runner.select(vectors, patterns)] == expected
+    assert [v.id for v in selection.select(vectors, patterns)] == expected
 
 
 # -- known failures -------------------------------------------------------------------------------
@@ -341,15 +342,15 @@ def test_a_listed_vector_that_passes_fails_the_run():
 
 def test_known_failures_file_format(tmp_path):
     text = "# header\n\nties/a\n  ties/b   # flaky since 0.2\n#ties/c\n"
-    assert runner.parse_known_failures(text) == {"ties/a", "ties/b"}
+    assert selection.parse_known_failures(text) == {"ties/a", "ties/b"}
     path = tmp_path / "known.txt"
-    path.write_text(runner.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
+    path.write_text(selection.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
     assert path.read_text().splitlines()[-2:] == ["a/1", "b/2"]
-    assert runner.read_known_failures(path) == {"a/1", "b/2"}
-    with pytest.raises(runner.KnownFailuresError, match=r"known.txt:2: expected one vector id"):
-        runner.parse_known_failures("ok/one\nnot one\n", "known.txt")
-    with pytest.raises(runner.KnownFailuresError, match="cannot read"):
-        runner.read_known_failures(tmp_path / "missing.txt")
+    assert selection.read_known_failures(path) == {"a/1", "b/2"}
+    with pytest.raises(selection.KnownFailuresError, match=r"known.txt:2: expected one vector id"):
+        selection.parse_known_failures("ok/one\nnot one\n", "known.txt")
+    with pytest.raises(selection.KnownFailuresError, match="cannot read"):
+        selection.read_known_failures(tmp_path / "missing.txt")
 
 
 def test_runnable_problems_name_file_field_and_reason():
@@ -358,11 +359,70 @@ def test_runnable_problems_name_file_field_and_reason():
     headless = Vector("bad/headless", "", (), {}, 0, good.calls[1:])
     odd = Vector("bad/expect", "", (), {}, 0, (*good.calls, Call({"op": "step"}, {"victims": []})))
     kinds = Vector("bad/kind", "", (), {}, 0, (*good.calls, Call({"op": "evict"}, {"error": "x"})))
-    problems = runner.runnable_problems([good, twin, headless, odd, kinds])
+    problems = selection.runnable_problems([good, twin, headless, odd, kinds])
     assert problems == [
         "dup/one: /id: duplicate id 'dup/one' (also in dup/one)",
         "bad/headless: /calls/0: the first call must be new",
         f"bad/expect: /calls/{len(good.calls)}/expect: only an evict can expect victims",
         f"bad/kind: /calls/{len(good.calls)}/expect: unknown error kind 'x'",
     ]
-    assert runner.runnable_problems([good]) == []
+    assert selection.runnable_problems([good]) == []
+
+
+def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
+    vector_runner = runner.VectorRunner(AdapterProcess(broken("crash_mid_vector"), timeout=1.0))
+    first = vector_runner.run(plain_vector("one/a"))
+    crashed = vector_runner.run(trigger_vector("one/trigger"))
+    after = vector_runner.run(plain_vector("one/b", 2))
+    assert (first.verdict, crashed.verdict, after.verdict) == (
+        checker.PASS,
+        checker.CRASH,
+        checker.PASS,
+    )
+    assert crashed.exit_status == -11 and crashed.duration > 0
+    assert vector_runner.close() == []
+
+
+# -- request bytes -------------------------------------------------------------------------------
+
+
+def loaded(tmp_path, vector: Vector) -> Vector:
+    from conformance.vectors import load_vector
+
+    (path,) = write_suite(tmp_path, [vector]).rglob("*.json")
+    return load_vector(path)
+
+
+def test_canonical_files_give_their_step_lines_verbatim(tmp_path, monkeypatch):
+    vector = loaded(tmp_path, workload("wire/w", params(4, 1, 3, 3), range(30), seed=2))
+    encoded = [encode_body(call.request) for call in vector.calls]
+    calls = []
+    monkeypatch.setattr(wire, "encode_body", lambda request: calls.append(request) or b"")
+    bodies = wire.prepare_vector(vector).bodies
+    assert calls == [vector.calls[0].request]  # only new is encoded: steps came from the file
+    assert list(bodies[1:]) == encoded[1:]
+
+
+def test_the_loaded_text_is_used_not_the_file(tmp_path):
+    vector = loaded(tmp_path, workload("wire/w", params(4, 1, 3, 3), range(30), seed=2))
+    step = next(c for c in vector.calls if c.op == "step" and c.request["attn"])
+    weight = step.request["attn"][0]
+    vector.path.write_text(vector.source.replace(repr(weight), repr(weight * 2)))
+    bodies = wire.prepare_vector(vector).bodies
+    assert list(bodies) == [encode_body(call.request) for call in vector.calls]
+
+
+@pytest.mark.parametrize("layout", ["indented", "in-memory", "changed-call"])
+def test_other_sources_are_encoded(tmp_path, layout):
+    import dataclasses
+    import json
+
+    vector = loaded(tmp_path, workload("wire/w", params(4, 1, 3, 3), range(10), seed=2))
+    if layout == "indented":
+        vector = dataclasses.replace(vector, source=json.dumps(vector.to_json(), indent=2))
+    elif layout == "in-memory":
+        vector = dataclasses.replace(vector, source=None)
+    else:  # a source whose step line is not the call (it says pos 1 where the call has 0)
+        vector = dataclasses.replace(vector, source=vector.source.replace('"pos":0,', '"pos":1,'))
+    prepared = wire.prepare_vector(vector)
+    assert prepared.bodies == tuple(encode_body(c.request) for c in vector.calls)

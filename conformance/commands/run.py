@@ -103,7 +103,7 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import report, resources, runner
+    from conformance import report, resources, runner, selection
     from conformance.driver import AdapterStartError
     from conformance.vectors import VectorError, load_suite
 
@@ -114,28 +114,28 @@ def run(args: argparse.Namespace) -> int:
     if not adapter_argv:
         return _error("--adapter is empty")
     try:
-        shard = runner.parse_shard(args.shard) if args.shard is not None else None
+        shard = selection.parse_shard(args.shard) if args.shard is not None else None
     except ValueError as error:
         return _error(f"--shard: {error}")
     try:
         known = (
-            runner.read_known_failures(args.known_failures)
+            selection.read_known_failures(args.known_failures)
             if args.known_failures is not None
             else set()
         )
-    except runner.KnownFailuresError as error:
+    except selection.KnownFailuresError as error:
         return _error(str(error))
     try:
         paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
         vectors = load_suite(paths)
     except (VectorError, FileNotFoundError) as error:
         return _error(f"invalid vectors: {error}")
-    problems = runner.runnable_problems(vectors)
+    problems = selection.runnable_problems(vectors)
     if problems:
         return _error("invalid vectors:\n  " + "\n  ".join(problems))
     if not vectors:
         return _error(f"no vectors found in {', '.join(paths)}")
-    selected = runner.select(vectors, args.patterns)
+    selected = selection.select(vectors, args.patterns)
     if not selected:
         return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
     unknown = sorted(known - {vector.id for vector in vectors})
@@ -178,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
             who = result.handshake.describe() if result.handshake else " ".join(adapter_argv)
             comment = f"written by snapkv-conformance run for {who}"
             with open(args.write_known_failures, "w", encoding="utf-8") as out:
-                out.write(runner.format_known_failures(failing, comment))
+                out.write(selection.format_known_failures(failing, comment))
     except OSError as error:
         return _error(f"cannot write: {error}")
     return EXIT_OK if result.ok else EXIT_FAILED
