@@ -25,6 +25,10 @@ def _refuse_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
+#: What ``json.loads(line, parse_constant=...)`` would build afresh for every line.
+_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
+
+
 def decode_request(line: bytes | str) -> Any:
     """Parse one request line as strict UTF-8 JSON (no ``NaN``/``Infinity``); raise ValueError.
 
@@ -35,14 +39,18 @@ def decode_request(line: bytes | str) -> Any:
     if isinstance(line, bytes):
         line = line.decode("utf-8")
     try:
-        return json.loads(line, parse_constant=_refuse_constant)
+        return _DECODER.decode(line)
     except RecursionError:
         raise ValueError("the request nests too deeply") from None
 
 
+#: What ``json.dumps(message, separators=(",", ":"), allow_nan=False)`` would build per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def encode(message: Mapping[str, Any]) -> bytes:
     """One response line: compact JSON, shortest round-trip floats, a trailing newline."""
-    return json.dumps(message, separators=(",", ":"), allow_nan=False).encode() + b"\n"
+    return _ENCODER.encode(message).encode() + b"\n"
 
 
 class Session:
@@ -183,5 +191,11 @@ def serve(
 def main(
     factory: PolicyFactory = new_policy, implementation: Mapping[str, str] | None = None
 ) -> int:
-    """Serve on the process's stdin/stdout."""
-    return serve(sys.stdin.buffer, sys.stdout.buffer, factory, implementation)
+    """Serve on the process's stdin/stdout.
+
+    stdin is re-opened with a 1 MiB buffer: a step line carries thousands of weights, and the
+    default 8 KiB buffer would cost several read calls per line. (A buffered read returns
+    what the pipe holds; it never waits for the buffer to fill.)
+    """
+    with open(sys.stdin.fileno(), "rb", buffering=1 << 20, closefd=False) as instream:
+        return serve(instream, sys.stdout.buffer, factory, implementation)

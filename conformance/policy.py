@@ -359,6 +359,8 @@ class SnapKV:
 
     def order_victims(self, victims: np.ndarray) -> list[int]:
         """The evicted positions in ascending order (victims are kept-list indices)."""
+        if len(victims) == 1:
+            return [int(self._positions[victims[0]])]
         return [int(p) for p in np.sort(self._positions[victims])]
 
     # -- storage -----------------------------------------------------------------------------
