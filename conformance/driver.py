@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
 from conformance import pipes
 
@@ -239,7 +239,39 @@ def _status_text(status: int | None) -> str:
     return f"exit status {status}"
 
 
-class AdapterProcess:
+class _Adapter:
+    """What both adapters share: ``exchange`` is ``send`` then ``receive``; context manager."""
+
+    def start(self) -> Handshake:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        raise NotImplementedError
+
+    def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
+        raise NotImplementedError
+
+    def receive(self, ticket: Ticket) -> list[dict[str, Any]]:
+        raise NotImplementedError
+
+    def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
+        """Send every request (pipelined), then read one answer per request, in order.
+
+        Ids are assigned here; any ``id`` in a request is replaced. Raises
+        :class:`AdapterFailure` when the stream cannot be trusted; the adapter should then be
+        restarted before it is used again.
+        """
+        return self.receive(self.send(requests))
+
+    def __enter__(self) -> Self:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+class AdapterProcess(_Adapter):
     """One adapter program speaking protocol v1 over its stdin/stdout.
 
     ``argv`` is run without a shell in its own process group (so a wrapper script's children
@@ -351,13 +383,6 @@ class AdapterProcess:
         """Kill the program at once, without ``bye`` (on interruption)."""
         self._kill()
 
-    def __enter__(self) -> AdapterProcess:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     @property
     def running(self) -> bool:
         return self._proc is not None and self._proc.poll() is None
@@ -374,15 +399,6 @@ class AdapterProcess:
         return self._stderr.text(lines)
 
     # -- the exchange ----------------------------------------------------------------------
-
-    def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
-        """Send every request (pipelined), then read one answer per request, in order.
-
-        Ids are assigned here; any ``id`` in a request is replaced. Raises
-        :class:`AdapterFailure` when the stream cannot be trusted; the adapter should then be
-        restarted before it is used again.
-        """
-        return self.receive(self.send(requests))
 
     def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
         """Queue ``requests`` for writing and return at once; :meth:`receive` gets the answers.
@@ -612,7 +628,7 @@ class AdapterProcess:
         # progress if some grandchild escaped the process group and holds the pipe.
 
 
-class InProcessAdapter:
+class InProcessAdapter(_Adapter):
     """The :class:`AdapterProcess` interface over an in-process :class:`Session`.
 
     ``factory`` builds the policy for ``new`` (the reference's by default, or a mutant's).
@@ -658,22 +674,12 @@ class InProcessAdapter:
 
     kill = close
 
-    def __enter__(self) -> InProcessAdapter:
-        self.start()
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
-
     @property
     def running(self) -> bool:
         return self._session is not None
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
         return ""
-
-    def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
-        return self.receive(self.send(requests))
 
     def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
         """Answer the requests now; :meth:`receive` hands the answers (or the crash) over."""

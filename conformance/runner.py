@@ -31,9 +31,34 @@ from conformance.driver import (
     Prepared,
     Ticket,
 )
-from conformance.selection import needs_fresh_session, shard_vectors
+from conformance.selection import (
+    KnownFailuresError,
+    format_known_failures,
+    needs_fresh_session,
+    parse_known_failures,
+    parse_shard,
+    read_known_failures,
+    runnable_problems,
+    select,
+    shard_vectors,
+)
 from conformance.vectors import Vector
 from conformance.wire import prepare_vector
+
+__all__ = [  # the selection names stay importable from here, where they used to live
+    "KnownFailuresError",
+    "RunResult",
+    "VectorRunner",
+    "format_known_failures",
+    "needs_fresh_session",
+    "parse_known_failures",
+    "parse_shard",
+    "read_known_failures",
+    "run_suite",
+    "runnable_problems",
+    "select",
+    "shard_vectors",
+]
 
 #: After this many failed restarts in a row a worker stops taking vectors.
 MAX_FAILED_RESTARTS = 2
