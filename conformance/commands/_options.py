@@ -6,9 +6,13 @@ The value parsers come from ``conformance.commands.run``, which defined them fir
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from conformance.commands.run import _positive_float
+
+if TYPE_CHECKING:
+    from conformance.vectors import Vector
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -48,3 +52,25 @@ def add_timeout(parser: argparse.ArgumentParser) -> None:
 def add_count(parser: argparse.ArgumentParser, flag: str, default: int, help: str) -> None:
     """An option taking a positive integer."""
     parser.add_argument(flag, type=int_at_least(1), default=default, metavar="N", help=help)
+
+
+def load_vectors(paths: Sequence[str]) -> list[Vector]:
+    """The runnable vectors under ``paths`` (default: the committed suite), sorted by id.
+
+    Raises ValueError with a message naming the file, field and reason for anything that stops
+    a run: a file that cannot be read or parsed, a vector the runner cannot use, or no vectors.
+    """
+    from conformance import resources, selection
+    from conformance.vectors import VectorError, load_suite
+
+    try:
+        roots = list(paths) or [str(resources.suite_dir())]
+        vectors = load_suite(roots)
+    except (VectorError, FileNotFoundError) as error:
+        raise ValueError(f"invalid vectors: {error}") from None
+    problems = selection.runnable_problems(vectors)
+    if problems:
+        raise ValueError("invalid vectors:\n  " + "\n  ".join(problems))
+    if not vectors:
+        raise ValueError(f"no vectors found in {', '.join(roots)}")
+    return vectors

@@ -10,7 +10,7 @@ import argparse
 import sys
 from typing import IO, TYPE_CHECKING
 
-from conformance.commands._options import add_count, add_paths, add_timeout
+from conformance.commands._options import add_count, add_paths, add_timeout, load_vectors
 from conformance.commands.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -49,8 +49,7 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import matrix, resources, runner
-    from conformance.vectors import VectorError, load_suite
+    from conformance import matrix
 
     try:
         ports = [matrix.Port.parse(text) for text in args.adapters]
@@ -60,16 +59,10 @@ def run(args: argparse.Namespace) -> int:
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:
         return _error(f"--adapter: each port needs its own name; repeated: {', '.join(duplicated)}")
-    paths = [str(p) for p in args.paths]
     try:
-        vectors = load_suite(paths or [str(resources.suite_dir())])
-    except (VectorError, FileNotFoundError) as error:
-        return _error(f"invalid vectors: {error}")
-    problems = runner.runnable_problems(vectors)
-    if problems:
-        return _error("invalid vectors:\n  " + "\n  ".join(problems))
-    if not vectors:
-        return _error(f"no vectors found in {', '.join(paths)}")
+        vectors = load_vectors([str(p) for p in args.paths])
+    except ValueError as error:
+        return _error(str(error))
 
     progress = _Progress(sys.stderr)
     try:

@@ -1,0 +1,173 @@
+"""The pytest plugin: ``pytest --snapkv-adapter CMD`` runs the vector suite as test items.
+
+Registered through the ``pytest11`` entry point as ``snapkv``, so every pytest run in an
+environment with the kit installed loads this module. It therefore imports nothing but pytest
+at import time and, without ``--snapkv-adapter``, does nothing beyond declaring its options:
+no items, no hooks, no adapter. With the option, one item per vector is added to whatever else
+pytest collects (so it works in a directory with no tests and beside a project's own tests),
+named ``snapkv::<vector id>``, and each item fails with the checker's verdict.
+
+One adapter process per session, or per worker under pytest-xdist (each worker process loads
+the plugin and collects the same items), started when the first vector runs and closed when
+the session ends; it is driven by :class:`conformance.runner.VectorRunner`, so restarts after
+a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from conformance.checker import VectorResult
+    from conformance.runner import VectorRunner
+    from conformance.vectors import Vector
+
+#: The name of the collector that holds the vector items (the first part of their node ids).
+COLLECTOR = "snapkv"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("snapkv", "SnapKV conformance vectors (snapkv-conformance)")
+    group.addoption(
+        "--snapkv-adapter",
+        metavar="CMD",
+        help="run the SnapKV conformance vectors against this adapter command (split like a "
+        "POSIX shell splits it, run without a shell), one test per vector",
+    )
+    group.addoption(
+        "--snapkv-vectors",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="vector files or directories (repeatable; default: the committed suite)",
+    )
+    group.addoption(
+        "--snapkv-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="seconds allowed for each adapter answer (default 10)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("snapkv_adapter", None) is not None:
+        config.addinivalue_line("markers", "snapkv: a SnapKV conformance vector (from the plugin)")
+        config.pluginmanager.register(SnapKVSession(config), "snapkv-session")
+
+
+class SnapKVSession:
+    """The plugin's work when ``--snapkv-adapter`` is given: items in, one adapter per process."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        import shlex
+
+        self.command = config.getoption("snapkv_adapter")
+        try:
+            self.argv = shlex.split(self.command)
+        except ValueError as error:
+            raise pytest.UsageError(
+                f"--snapkv-adapter: cannot split {self.command!r}: {error}"
+            ) from None
+        if not self.argv:
+            raise pytest.UsageError("--snapkv-adapter is empty")
+        self.paths = [str(path) for path in config.getoption("snapkv_vectors")]
+        self.timeout = config.getoption("snapkv_timeout")
+        if not self.timeout > 0:
+            raise pytest.UsageError(f"--snapkv-timeout must be positive, got {self.timeout}")
+        self._runner: VectorRunner | None = None
+        self._start_error: str | None = None
+        self.warnings: list[str] = []
+
+    def pytest_report_header(self, config: pytest.Config) -> str:
+        where = ", ".join(self.paths) or "the committed suite"
+        return f"snapkv: adapter {self.command}; vectors from {where}"
+
+    @pytest.hookimpl(tryfirst=True)  # before -k and -m deselect items
+    def pytest_collection_modifyitems(
+        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        from conformance.commands._options import load_vectors
+
+        try:
+            vectors = load_vectors(self.paths)
+        except ValueError as error:
+            raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
+        suite = VectorSuite.from_parent(session, name=COLLECTOR, nodeid=COLLECTOR)
+        items.extend(VectorItem.from_parent(suite, name=v.id, vector=v) for v in vectors)
+
+    def run(self, vector: Vector) -> VectorResult:
+        """Run one vector on this process's adapter, starting it on first use."""
+        from conformance.driver import AdapterProcess, AdapterStartError
+        from conformance.runner import VectorRunner
+
+        if self._start_error is not None:
+            raise AdapterNotStarted(self._start_error)
+        if self._runner is None:
+            self._runner = VectorRunner(AdapterProcess(self.argv, self.timeout))
+        try:
+            return self._runner.run(vector)
+        except (AdapterStartError, OSError) as error:
+            # Every later item fails the same way at once rather than retrying a broken start.
+            self._start_error = f"the adapter {self.command} cannot start: {error}"
+            self._runner = None
+            raise AdapterNotStarted(self._start_error) from None
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        if self._runner is not None:
+            self.warnings.extend(self._runner.close())
+            self._runner = None
+
+    def pytest_terminal_summary(self, terminalreporter: Any) -> None:
+        for warning in self.warnings:
+            terminalreporter.write_line(f"snapkv: warning: {warning}")
+
+
+class AdapterNotStarted(Exception):
+    """The adapter could not be started, so no vector can run."""
+
+
+class VectorFailed(Exception):
+    """A vector's verdict was not a pass."""
+
+    def __init__(self, result: VectorResult) -> None:
+        super().__init__(result.describe())
+        self.result = result
+
+
+class VectorSuite(pytest.Collector):
+    """The parent of the vector items (their items are made by the session, not collected)."""
+
+    def collect(self) -> list[pytest.Item]:
+        return []
+
+
+class VectorItem(pytest.Item):
+    """One vector, run against the adapter and judged by the checker."""
+
+    def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vector = vector
+        self.add_marker("snapkv")
+
+    def runtest(self) -> None:
+        session = self.config.pluginmanager.get_plugin("snapkv-session")
+        assert isinstance(session, SnapKVSession)
+        result = session.run(self.vector)
+        if not result.passed:
+            raise VectorFailed(result)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, VectorFailed):
+            from conformance.report import format_result
+
+            return format_result(excinfo.value.result)
+        if isinstance(excinfo.value, AdapterNotStarted):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.vector.path or COLLECTOR, None, f"snapkv vector {self.vector.id}"
