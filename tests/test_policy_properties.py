@@ -111,10 +111,10 @@ def draw_call(draw: st.DrawFn, reference: SnapKV) -> tuple[tuple[Any, ...], str 
     choice = draw(st.sampled_from(["step"] * 5 + ["null", "evict", "evict", "bad-pos", "bad-attn"]))
     if choice == "evict" or (exhausted and choice in ("step", "null", "bad-attn")):
         return ("evict",), None
-    if choice == "bad-pos":
-        return ("step", draw(st.sampled_from(bad_positions(last))), [0.5] * kept), (
-            "invalid-position"
-        )
+    if choice == "bad-pos":  # with a good or a bad attention: the position is judged first
+        pos = draw(st.sampled_from(bad_positions(last)))
+        attn = draw(st.sampled_from([[0.5] * kept, bad_attention(draw, kept)]))
+        return ("step", pos, attn), "invalid-position"
     start = -1 if last is None else last
     room = MAX_INT31 - start  # >= 1: not exhausted
     big = draw(st.integers(0, 9)) == 0  # now and then a huge gap, towards 2^31 - 1
