@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import resource
 import statistics
@@ -172,6 +173,7 @@ def measure(vectors: Sequence[Vector], source: str, repeats: int) -> int:
     print(f"runner, --jobs 1:           median {r:.3f} s (its own process: {c:.3f} s CPU)")
     print(f"runner, --jobs 2:           median {p:.3f} s")
     print(f"runner / bare replay:       {r / b:.2f}x (target: at most 1.50x)")
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     return 0 if r / b <= 1.5 else 1
 
 

@@ -185,6 +185,12 @@ def judge(
     tracker = _Tracker()
     try:
         for index, (call, answer) in enumerate(zip(vector.calls, responses, strict=False)):
+            if call.expect is None and answer.get("ok") is True:
+                # The common case first, in a few operations: an accepted step.
+                request = call.request
+                if request["op"] == "step":
+                    tracker.step(request["pos"])
+                    continue
             _judge_call(vector.id, index, call, answer, tracker)
     except _Failed as failed:
         if failure is not None:
