@@ -62,8 +62,11 @@ __all__ = [  # the selection names stay importable from here, where they used to
 
 #: After this many failed restarts in a row a worker stops taking vectors.
 MAX_FAILED_RESTARTS = 2
-#: How many vectors a worker keeps in flight on its adapter.
-WINDOW = 2
+#: How many vectors a worker keeps in flight on its adapter, and how many requests at most (a
+#: vector is sent anyway when nothing else is in flight). Small vectors take the adapter a
+#: millisecond or so: it needs many queued to never wait for a runner the OS has descheduled.
+WINDOW = 32
+WINDOW_REQUESTS = 50_000
 
 Progress = Callable[[VectorResult, int, int], None]
 
@@ -250,6 +253,10 @@ class _Suite:
             prepared = self._prepared[index] = prepare_vector(self.vectors[index])
         return prepared
 
+    def give_back(self, index: int) -> None:
+        """Return a vector a worker could not run to the work list."""
+        self._todo.put(index)
+
     def take(self) -> int | None:
         try:
             return self._todo.get_nowait()
@@ -287,7 +294,7 @@ class _Suite:
 class _Worker:
     """One adapter and the loop that runs vectors on it.
 
-    Up to :data:`WINDOW` vectors are in flight at once: the next vector's requests are sent
+    Up to :data:`WINDOW` vectors are in flight at once: the next vectors' requests are sent
     before the current one's answers are read, so the adapter always has input waiting and
     never idles while the runner judges. The window closes (the worker waits for what is in
     flight) before anything that needs the adapter to itself: a restart, a vector that needs a
@@ -315,10 +322,13 @@ class _Worker:
             self.close()
 
     def _take(self) -> int | None:
+        if self._failed_restarts >= MAX_FAILED_RESTARTS:
+            # Leave the rest to workers whose adapters still start (or to Suite.finish).
+            while self._redo:
+                self.suite.give_back(self._redo.popleft())
+            return None
         if self._redo:
             return self._redo.popleft()
-        if self._failed_restarts >= MAX_FAILED_RESTARTS:
-            return None  # leave the rest to workers whose adapters still start
         return self.suite.take()
 
     def _loop(self) -> None:
@@ -326,7 +336,8 @@ class _Worker:
         upcoming = self._take()
         while upcoming is not None or inflight:
             while upcoming is not None and len(inflight) < WINDOW:
-                if inflight and not self._may_join(upcoming):
+                queued = sum(ticket.count for _, _, ticket in inflight)
+                if inflight and (queued >= WINDOW_REQUESTS or not self._may_join(upcoming)):
                     break
                 self._diagnose_pending()
                 sent = self._send(upcoming)
