@@ -22,9 +22,10 @@ from typing import Any, Protocol
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
-from conformance.scenarios import Scenario, replay, scenarios
+from conformance.scenarios import Scenario, play, replay
 from conformance.vectors import Vector, dumps_vector
 
 DEFAULT_MAX_EXAMPLES = 200
@@ -104,34 +105,50 @@ def summarise(response: dict[str, Any]) -> str:
     return f"malformed response {json.dumps(response)[:120]}"
 
 
-def compare(scenario: Scenario, actual: Sequence[dict[str, Any]]) -> Difference | None:
-    """The first call whose answer differs in outcome, error kind or victims, if any."""
-    for index, expected in enumerate(scenario.expected):
+def compare(
+    expected: Sequence[dict[str, Any]], actual: Sequence[dict[str, Any]], offset: int = 0
+) -> Difference | None:
+    """The first answer that differs in outcome, error kind or victims, if any.
+
+    ``expected[i]`` and ``actual[i]`` answer call ``offset + i`` of the scenario.
+    """
+    for index, wanted in enumerate(expected):
         got = actual[index] if index < len(actual) else {}
-        if summarise(expected) != summarise(got):
-            return Difference(index, summarise(expected), summarise(got))
+        if summarise(wanted) != summarise(got):
+            return Difference(offset + index, summarise(wanted), summarise(got))
     return None
 
 
-def differential(scenario: Scenario, target: Target) -> Difference | None:
-    """Run ``scenario`` on ``target`` and compare with the reference's answers.
+def exchange_and_compare(
+    target: Target,
+    calls: Sequence[dict[str, Any]],
+    expected: Sequence[dict[str, Any]],
+    offset: int = 0,
+) -> Difference | None:
+    """Send ``calls`` (calls ``offset`` onward of a scenario) and compare the answers.
 
     An adapter that crashes, hangs or breaks the protocol is a difference at the call it failed
-    on; the adapter is restarted for the next scenario.
+    on; the adapter is then restarted.
     """
     from conformance.driver import AdapterFailure
 
     try:
-        actual = target.exchange([dict(call) for call in scenario.calls])
+        actual = target.exchange([dict(call) for call in calls])
     except AdapterFailure as failure:
         _restart(target)
         # An extra answer to an earlier scenario's request (failure.earlier) shows up here
-        # too; it is blamed on this scenario's first call, and hypothesis then reports the
+        # too; it is blamed on this exchange's first call, and hypothesis then reports the
         # adapter as nondeterministic when the replay passes.
-        index = 0 if failure.earlier else max(0, min(failure.call_index, len(scenario.calls) - 1))
-        expected = summarise(scenario.expected[index])
-        return Difference(index, expected, f"{failure.kind} ({failure.detail})")
-    return compare(scenario, actual)
+        index = 0 if failure.earlier else max(0, min(failure.call_index, len(calls) - 1))
+        return Difference(
+            offset + index, summarise(expected[index]), f"{failure.kind} ({failure.detail})"
+        )
+    return compare(expected, actual, offset)
+
+
+def differential(scenario: Scenario, target: Target) -> Difference | None:
+    """Run a whole scenario on ``target`` in one exchange and compare with the reference."""
+    return exchange_and_compare(target, scenario.calls, scenario.expected)
 
 
 def _restart(target: Target) -> None:
@@ -157,11 +174,26 @@ class _Search:
         self.found_at = 0
         self.best: tuple[Scenario, Difference] | None = None
 
-    def check(self, scenario: Scenario) -> None:
-        if self.found_at and self.run - self.found_at >= self.max_shrinks:
-            raise _ShrinkBudgetSpent
+    def check(self, data: st.DataObject) -> None:
+        spent = self.found_at and self.run - self.found_at >= self.max_shrinks
         self.run += 1
-        difference = differential(scenario, self.target)
+        found: list[Difference] = []
+
+        def observe(calls: Sequence[dict[str, Any]], expected: Sequence[dict[str, Any]]) -> bool:
+            offset = len(scenario_calls)
+            scenario_calls.extend(calls)
+            difference = exchange_and_compare(self.target, calls, expected, offset)
+            if difference is not None:
+                found.append(difference)
+            return difference is not None
+
+        scenario_calls: list[dict[str, Any]] = []
+        scenario = play(data.draw, observe)
+        if spent:
+            # Stop only after drawing as usual: hypothesis takes a run that draws less than
+            # an earlier run of the same choices for a flaky strategy.
+            raise _ShrinkBudgetSpent
+        difference = found[0] if found else None
         if difference is not None:
             self.found_at = self.found_at or self.run
             if self.best is None or _size(scenario) <= _size(self.best[0]):
@@ -212,9 +244,9 @@ def fuzz(
         verbosity=Verbosity.quiet,
         print_blob=False,
     )
-    @given(scenarios())
-    def check(scenario: Scenario) -> None:
-        search.check(scenario)
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        search.check(data)
 
     try:
         hypothesis_seed(seed)(check)()

@@ -16,7 +16,7 @@ with the reference's own answers, which are the only source of expectations.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -208,25 +208,42 @@ def _action(draw: st.DrawFn) -> Action:
 ACTIONS = _action()
 #: A few step-like actions, usually followed by an ``evict``: several steps between
 #: evictions, so that one eviction often returns several victims.
-_ROUNDS = st.lists(
-    st.tuples(st.lists(ACTIONS, min_size=1, max_size=8), _sampled((False, True, True, True))),
-    min_size=2,
-    max_size=12,
-)
+_ROUND = st.tuples(st.lists(ACTIONS, min_size=1, max_size=8), _sampled((False, True, True, True)))
+#: Whether another round follows (after the first two); shrinks toward stopping.
+_ANOTHER = _sampled((False, *(True,) * 7))
+MIN_ROUNDS, MAX_ROUNDS = 2, 12
+
+#: ``observe(calls, expected)`` is shown each round's new calls and the reference's answers as
+#: soon as they are drawn; returning True ends the scenario there.
+Observer = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], bool]
+
+
+def play(draw: st.DrawFn, observe: Observer | None = None) -> Scenario:
+    """Draw a scenario round by round: a valid ``new``, then 2 to 12 rounds of actions.
+
+    Each round is materialised against the reference at once and shown to ``observe``, which
+    may stop the scenario. The fuzzer stops at the first round whose answers differ, so nothing
+    after a difference is ever drawn and hypothesis has no trailing calls to shrink away.
+    """
+    session = Materialiser()
+    done = session.add([New(draw(PARAMS), draw(SEEDS), None)])
+    for index in range(MAX_ROUNDS):
+        if observe is not None and observe(*done):
+            break
+        if index >= MIN_ROUNDS and not draw(_ANOTHER):
+            break
+        steps, evict = draw(_ROUND)
+        done = session.add([*steps, Evict()] if evict else steps)
+    return session.scenario()
 
 
 @st.composite
 def _scenario(draw: st.DrawFn) -> Scenario:
-    plan: list[Action] = [New(draw(PARAMS), draw(SEEDS), None)]
-    for steps, evict in draw(_ROUNDS):
-        plan.extend(steps)
-        if evict:
-            plan.append(Evict())
-    return materialise(plan)
+    return play(draw)
 
 
 def scenarios() -> st.SearchStrategy[Scenario]:
-    """A valid ``new`` and up to 12 rounds of actions, materialised against the reference."""
+    """Whole scenarios (see :func:`play`), for tests and anything else that wants them drawn."""
     return _SCENARIOS
 
 
@@ -236,18 +253,34 @@ _SCENARIOS = _scenario()
 # -- materialising actions into requests -------------------------------------------------------
 
 
+class Materialiser:
+    """Turns actions into requests against a reference session, answering each as it goes."""
+
+    def __init__(self) -> None:
+        self.session = Session(new_policy)
+        self.calls: list[dict[str, Any]] = []
+        self.expected: list[dict[str, Any]] = []
+
+    def add(self, actions: Sequence[Action]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+        """Place ``actions``; return their requests and the reference's answers."""
+        start = len(self.calls)
+        for action in actions:
+            policy = self.session.policy
+            kept = 0 if policy is None else len(policy.kept)
+            last = None if policy is None else policy.last_admitted
+            self.calls.append(_request(action, kept, last))
+            self.expected.append(_answer(self.session, self.calls[-1]))
+        return self.calls[start:], self.expected[start:]
+
+    def scenario(self) -> Scenario:
+        return Scenario(tuple(self.calls), tuple(self.expected))
+
+
 def materialise(plan: Sequence[Action]) -> Scenario:
-    """Turn actions into requests, answering each on a reference session as it is placed."""
-    session = Session(new_policy)
-    calls: list[dict[str, Any]] = []
-    expected: list[dict[str, Any]] = []
-    for action in plan:
-        policy = session.policy
-        kept = 0 if policy is None else len(policy.kept)
-        last = None if policy is None else policy.last_admitted
-        calls.append(_request(action, kept, last))
-        expected.append(_answer(session, calls[-1]))
-    return Scenario(tuple(calls), tuple(expected))
+    """Turn a whole plan of actions into a scenario with the reference's answers."""
+    materialiser = Materialiser()
+    materialiser.add(plan)
+    return materialiser.scenario()
 
 
 def replay(calls: Sequence[dict[str, Any]]) -> Scenario:
