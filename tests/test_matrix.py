@@ -1,0 +1,164 @@
+"""The conformance matrix: two ports over a small suite, its Markdown and HTML, and the CLI."""
+
+from __future__ import annotations
+
+import re
+import shlex
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+from runner_support import REFERENCE_ARGV
+from small_suite import IDS, buggy, write_small_suite
+
+from conformance import matrix
+from conformance.vectors import load_suite
+
+REFERENCE = shlex.join(REFERENCE_ARGV)
+TIES = shlex.join(buggy("ties_to_higher"))
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory) -> Path:
+    return write_small_suite(tmp_path_factory.mktemp("suite"))
+
+
+@pytest.fixture(scope="module")
+def two_ports(suite) -> matrix.Matrix:
+    ports = [matrix.Port.parse(f"reference={REFERENCE}"), matrix.Port.parse(f"ties={TIES}")]
+    return matrix.run_matrix(load_suite([suite]), ports, timeout=10)
+
+
+def test_port_parse():
+    assert matrix.Port.parse("rust=./target/adapter --fast") == matrix.Port(
+        "rust", ("./target/adapter", "--fast")
+    )
+    assert matrix.Port.parse("c = 'my adapter' x").argv == ("my adapter", "x")
+    for bad in ("no-equals", "=cmd", "name=", "name='unclosed"):
+        with pytest.raises(ValueError):
+            matrix.Port.parse(bad)
+
+
+def test_verdicts_and_pass_counts(two_ports):
+    reference, ties = two_ports.columns
+    assert [reference.verdict(i) for i in IDS] == ["pass"] * 4
+    assert [ties.verdict(i) for i in IDS] == ["pass", "pass", "wrong-victims", "wrong-victims"]
+    assert (reference.passed(), ties.passed()) == (4, 2)
+    assert reference.implementation == ("snapkv-conformance reference", "python", "0.1.0")
+    assert ties.implementation[0] == "planted bug: ties evict the higher position"
+    assert not two_ports.all_pass
+
+
+def test_markdown(two_ports):
+    text = matrix.to_markdown(two_ports)
+    lines = text.splitlines()
+    assert "| reference | snapkv-conformance reference | python | 0.1.0 | 4/4 |" in lines
+    assert "| ties | planted bug: ties evict the higher position | python | 0 | 2/4 |" in lines
+    assert "| vector | reference | ties |" in lines
+    assert "| `tiny/ties` | pass | **wrong-victims** |" in lines
+    assert "| `tiny/refusal` | pass | pass |" in lines
+    # The pass counts come before the table, and each failure is listed with its message.
+    assert text.index("2/4") < text.index("| vector |")
+    failures = [line for line in lines if line.startswith("- **ties**: tiny/ties: call 3 (evict)")]
+    assert len(failures) == 1 and "wrong-victims" in failures[0]
+
+
+def test_html_is_self_contained(two_ports):
+    page = matrix.to_html(two_ports)
+    assert page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>")
+    assert "<style>" in page
+    for external in ("<script", "<link", "src=", "http://", "https://", "@import", "url("):
+        assert external not in page
+    assert re.search(
+        r'<td class="fail" title="tiny/ties: call 3 \(evict\)[^"]*">wrong-victims', page
+    )
+    assert '<td class="num all">4/4</td>' in page and '<td class="num">2/4</td>' in page
+
+
+def test_everything_from_the_ports_is_escaped(suite, tmp_path):
+    hostile = tmp_path / "hostile.py"
+    hostile.write_text(
+        textwrap.dedent(
+            """
+            import sys
+            from conformance.adapter import serve
+            name = {"name": "<script>alert('x')</script>", "language": "a|b", "version": "1&2"}
+            sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, implementation=name))
+            """
+        )
+    )
+    port = matrix.Port("<b>port|name</b>", (sys.executable, str(hostile)))
+    result = matrix.run_matrix(load_suite([suite]), [port], timeout=10)
+    page = matrix.to_html(result)
+    assert "<script>" not in page and "<b>port" not in page
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
+    assert "1&amp;2" in page and "&lt;b&gt;port|name&lt;/b&gt;" in page
+    markdown = matrix.to_markdown(result)
+    assert "| a\\|b | 1&2 | 4/4 |" in markdown
+    assert "<b>port\\|name</b>" in markdown
+
+
+def test_a_port_that_cannot_start_is_a_column_of_not_run(suite, tmp_path):
+    ports = [matrix.Port("ghost", (str(tmp_path / "no-such-adapter"),))]
+    result = matrix.run_matrix(load_suite([suite]), ports, timeout=5)
+    (column,) = result.columns
+    assert column.start_error and column.passed() == 0
+    assert {column.verdict(i) for i in IDS} == {matrix.NOT_RUN}
+    assert "did not start" in matrix.to_markdown(result)
+    assert not result.all_pass
+
+
+def test_output_paths():
+    assert matrix.output_paths("out/table") == (Path("out/table.md"), Path("out/table.html"))
+    assert matrix.output_paths("table.html") == (Path("table.md"), Path("table.html"))
+    assert matrix.output_paths("v1.2") == (Path("v1.2.md"), Path("v1.2.html"))
+
+
+def test_cli_exit_codes_and_files(suite, tmp_path):
+    out = tmp_path / "report" / "matrix"
+    failing = cli(
+        str(suite), "--adapter", f"ref={REFERENCE}", "--adapter", f"ties={TIES}", "--out", str(out)
+    )
+    assert failing.returncode == 1, failing.stderr
+    assert "ties: 2/4 passed" in failing.stdout
+    assert out.with_name("matrix.md").is_file() and out.with_name("matrix.html").is_file()
+    passing = cli(
+        str(suite),
+        "--adapter",
+        f"a={REFERENCE}",
+        "--adapter",
+        f"b={REFERENCE}",
+        "--jobs",
+        "2",
+        "--out",
+        str(tmp_path / "ok"),
+    )
+    assert passing.returncode == 0, passing.stderr
+    assert "| a | snapkv-conformance reference" in (tmp_path / "ok.md").read_text()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--adapter", "no-equals-sign"],
+        ["--adapter", f"x={REFERENCE}", "--adapter", f"x={REFERENCE}"],
+        ["--adapter", f"x={REFERENCE}", "/no/such/vectors"],
+        ["--adapter", f"x={REFERENCE}", "--timeout", "0"],
+        [],
+    ],
+)
+def test_cli_usage_errors(args, tmp_path):
+    result = cli(*args, "--out", str(tmp_path / "m"))
+    assert result.returncode == 2
+    assert not (tmp_path / "m.md").exists()
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", "matrix", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
