@@ -1,7 +1,4 @@
-"""Command-line options that several subcommands share, defined once.
-
-The value parsers come from ``conformance.commands.run``, which defined them first.
-"""
+"""Command-line options that several subcommands share, defined once."""
 
 from __future__ import annotations
 
@@ -9,10 +6,19 @@ import argparse
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from conformance.commands.run import _positive_float
-
 if TYPE_CHECKING:
     from conformance.vectors import Vector
+
+
+def positive_float(text: str) -> float:
+    """An argparse type: a finite number greater than zero (seconds)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
+    return value
 
 
 def int_at_least(minimum: int) -> Callable[[str], int]:
@@ -42,7 +48,7 @@ def add_paths(parser: argparse.ArgumentParser) -> None:
 def add_timeout(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         default=10.0,
         metavar="SECONDS",
         help="seconds allowed for each answer (default 10)",

@@ -11,6 +11,8 @@ import argparse
 import shlex
 import sys
 
+from conformance.commands._options import add_count, add_paths, add_timeout, load_vectors
+
 HELP = "Run the vector suite against an adapter and judge every answer."
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -22,25 +24,14 @@ def default_adapter() -> list[str]:
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="vector files or directories (default: the committed suite)",
-    )
+    add_paths(parser)
     parser.add_argument(
         "--adapter",
         metavar="CMD",
         help="the adapter command, split like a POSIX shell splits it and run without a shell "
         "(default: the Python reference adapter)",
     )
-    parser.add_argument(
-        "--timeout",
-        type=_positive_float,
-        default=10.0,
-        metavar="SECONDS",
-        help="seconds allowed for each answer (default 10)",
-    )
+    add_timeout(parser)
     parser.add_argument(
         "-k",
         dest="patterns",
@@ -50,13 +41,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="run only vectors whose id contains PATTERN, or matches it as a glob when it has "
         "*, ? or [ (case-sensitive; repeat -k for any of several)",
     )
-    parser.add_argument(
-        "--jobs",
-        type=_positive_int,
-        default=1,
-        metavar="N",
-        help="adapter processes run in parallel (default 1)",
-    )
+    add_count(parser, "--jobs", 1, "adapter processes run in parallel (default 1)")
     parser.add_argument(
         "--shard",
         metavar="I/N",
@@ -77,26 +62,6 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {text!r}")
-    return value
-
-
 def _error(message: str) -> int:
     print(f"snapkv-conformance run: error: {message}", file=sys.stderr)
     return EXIT_USAGE
@@ -105,7 +70,6 @@ def _error(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from conformance import report, resources, runner, selection
     from conformance.driver import AdapterStartError
-    from conformance.vectors import VectorError, load_suite
 
     try:
         adapter_argv = shlex.split(args.adapter) if args.adapter is not None else default_adapter()
@@ -125,16 +89,11 @@ def run(args: argparse.Namespace) -> int:
         )
     except selection.KnownFailuresError as error:
         return _error(str(error))
+    paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
     try:
-        paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
-        vectors = load_suite(paths)
-    except (VectorError, FileNotFoundError) as error:
-        return _error(f"invalid vectors: {error}")
-    problems = selection.runnable_problems(vectors)
-    if problems:
-        return _error("invalid vectors:\n  " + "\n  ".join(problems))
-    if not vectors:
-        return _error(f"no vectors found in {', '.join(paths)}")
+        vectors = load_vectors(paths)
+    except ValueError as error:
+        return _error(str(error))
     selected = selection.select(vectors, args.patterns)
     if not selected:
         return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
