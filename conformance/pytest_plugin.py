@@ -3,9 +3,10 @@
 Registered through the ``pytest11`` entry point as ``snapkv``, so every pytest run in an
 environment with the kit installed loads this module. It therefore imports nothing but pytest
 at import time and, without ``--snapkv-adapter``, does nothing beyond declaring its options:
-no items, no hooks, no adapter. With the option, one item per vector is added to whatever else
-pytest collects (so it works in a directory with no tests and beside a project's own tests),
-named ``snapkv::<vector id>``, and each item fails with the checker's verdict.
+no items, no hooks, no adapter. With the option, a collector named ``snapkv`` joins whatever
+else pytest collects (so it works in a directory with no tests and beside a project's own
+tests), with one item per vector named ``snapkv::<vector id>``; each item fails with the
+checker's verdict.
 
 One adapter process per session, or per worker under pytest-xdist (each worker process loads
 the plugin and collects the same items), started when the first vector runs and closed when
@@ -86,18 +87,27 @@ class SnapKVSession:
         where = ", ".join(self.paths) or "the committed suite"
         return f"snapkv: adapter {self.command}; vectors from {where}"
 
-    @pytest.hookimpl(tryfirst=True)  # before -k and -m deselect items
-    def pytest_collection_modifyitems(
-        self, session: pytest.Session, config: pytest.Config, items: list[pytest.Item]
-    ) -> None:
-        from conformance.commands._options import load_vectors
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        """Add the vector collector to the session's own collection (its args' collectors).
 
-        try:
-            vectors = load_vectors(self.paths)
-        except ValueError as error:
-            raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
-        suite = VectorSuite.from_parent(session, name=COLLECTOR, nodeid=COLLECTOR)
-        items.extend(VectorItem.from_parent(suite, name=v.id, vector=v) for v in vectors)
+        Being part of the ordinary collection, the items are counted, listed by
+        ``--collect-only``, deselected by ``-k`` and ``-m``, and collected by each xdist worker.
+        """
+        report = yield
+        if isinstance(collector, pytest.Session) and report.passed:
+            from conformance.commands._options import load_vectors
+
+            try:
+                vectors = load_vectors(self.paths)
+            except ValueError as error:
+                raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
+            report.result.append(
+                VectorSuite.from_parent(
+                    collector, name=COLLECTOR, nodeid=COLLECTOR, vectors=vectors
+                )
+            )
+        return report
 
     def run(self, vector: Vector) -> VectorResult:
         """Run one vector on this process's adapter, starting it on first use."""
@@ -139,10 +149,14 @@ class VectorFailed(Exception):
 
 
 class VectorSuite(pytest.Collector):
-    """The parent of the vector items (their items are made by the session, not collected)."""
+    """The collector of the vector items: ``snapkv``."""
+
+    def __init__(self, *, vectors: list[Vector], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.vectors = vectors
 
     def collect(self) -> list[pytest.Item]:
-        return []
+        return [VectorItem.from_parent(self, name=v.id, vector=v) for v in self.vectors]
 
 
 class VectorItem(pytest.Item):

@@ -1,0 +1,132 @@
+"""The pytest plugin: items named by vector id, the checker's verdicts, -k, -x, JUnit, xdist.
+
+Each test runs pytest on a temporary directory (pytester) holding a four-vector suite whose
+expectations come from the reference, against the reference adapter or a planted bug.
+"""
+
+from __future__ import annotations
+
+import shlex
+import sys
+import textwrap
+import xml.etree.ElementTree as ET
+
+import pytest
+from runner_support import REFERENCE_ARGV
+from small_suite import IDS, buggy, write_small_suite
+
+pytest_plugins = ["pytester"]
+
+REFERENCE = shlex.join(REFERENCE_ARGV)
+TIES = shlex.join(buggy("ties_to_higher"))
+
+
+@pytest.fixture
+def suite(pytester):
+    return write_small_suite(pytester.path / "vectors")
+
+
+def snapkv(adapter: str, suite) -> list[str]:
+    return ["-p", "no:cacheprovider", "--snapkv-adapter", adapter, "--snapkv-vectors", str(suite)]
+
+
+def test_without_the_option_the_plugin_does_nothing(pytester):
+    pytester.makepyfile(
+        """
+        def test_plugin_is_loaded_but_idle(pytestconfig):
+            assert pytestconfig.pluginmanager.has_plugin("snapkv")
+            assert pytestconfig.pluginmanager.get_plugin("snapkv-session") is None
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    collected = pytester.runpytest("-p", "no:cacheprovider", "--collect-only", "-q")
+    assert "snapkv::" not in collected.stdout.str()
+
+
+def test_one_item_per_vector_named_by_its_id(pytester, suite):
+    result = pytester.runpytest(*snapkv(REFERENCE, suite), "--collect-only", "-q")
+    assert [f"snapkv::{vector_id}" for vector_id in IDS] == [
+        line for line in result.stdout.lines if line.startswith("snapkv::")
+    ]
+
+
+def test_items_fail_with_the_checkers_verdict(pytester, suite):
+    result = pytester.runpytest(*snapkv(TIES, suite))
+    result.assert_outcomes(passed=2, failed=2)
+    output = result.stdout.str()
+    assert "FAIL tiny/ties: call 3 (evict): wrong-victims: evicted [1], expected [0]" in output
+    assert "    expected: [0]\n    actual:   [1]\n" in output
+    assert "collected 4 items" in output
+    assert pytester.runpytest(*snapkv(REFERENCE, suite)).ret == pytest.ExitCode.OK
+
+
+def test_beside_the_projects_own_tests(pytester, suite):
+    pytester.makepyfile(test_mine="def test_mine(): pass")
+    result = pytester.runpytest(*snapkv(REFERENCE, suite), "-v")
+    result.assert_outcomes(passed=5)
+    result.stdout.fnmatch_lines(["*test_mine.py::test_mine PASSED*", "*snapkv::tiny/ties PASSED*"])
+
+
+def test_k_selects_and_x_stops(pytester, suite):
+    selected = pytester.runpytest(*snapkv(TIES, suite), "-k", "ties or refusal")
+    selected.assert_outcomes(passed=1, failed=1, deselected=2)
+    assert pytester.runpytest(*snapkv(TIES, suite), "-m", "snapkv").ret == 1
+    stopped = pytester.runpytest(*snapkv(TIES, suite), "-x")
+    stopped.assert_outcomes(passed=2, failed=1)  # null-ring and refusal pass; ties stops it
+
+
+def test_junit_xml(pytester, suite):
+    report = pytester.path / "junit.xml"
+    pytester.runpytest(*snapkv(TIES, suite), f"--junitxml={report}")
+    cases = ET.parse(report).getroot().iter("testcase")
+    by_name = {case.get("name"): case for case in cases}
+    assert sorted(by_name) == sorted(IDS)
+    assert {case.get("classname") for case in by_name.values()} == {"snapkv"}
+    failure = by_name["tiny/ties"].find("failure")
+    assert failure is not None and "wrong-victims" in failure.get("message")
+    assert by_name["tiny/refusal"].find("failure") is None
+
+
+def test_xdist_one_adapter_per_worker_closed_at_the_end(pytester, suite):
+    log = pytester.path / "adapters.log"
+    adapter = pytester.path / "logging_adapter.py"
+    adapter.write_text(
+        textwrap.dedent(
+            f"""
+            import os, sys
+            from conformance.adapter import serve
+            with open({str(log)!r}, "a") as out:
+                out.write(f"start {{os.getpid()}}\\n")
+            status = serve(sys.stdin.buffer, sys.stdout.buffer)
+            with open({str(log)!r}, "a") as out:
+                out.write(f"bye {{os.getpid()}}\\n")
+            sys.exit(status)
+            """
+        )
+    )
+    command = shlex.join([sys.executable, str(adapter)])
+    result = pytester.runpytest_subprocess(*snapkv(command, suite), "-n", "2", timeout=120)
+    result.assert_outcomes(passed=4)
+    events = [line.split() for line in log.read_text().splitlines()]
+    started = [pid for event, pid in events if event == "start"]
+    assert len(started) == len(set(started)) == 2  # each worker its own adapter, started once
+    assert sorted(pid for event, pid in events if event == "bye") == sorted(started)
+
+
+def test_an_adapter_that_cannot_start_fails_every_item(pytester, suite):
+    result = pytester.runpytest(*snapkv(str(pytester.path / "missing-adapter"), suite))
+    result.assert_outcomes(failed=4)
+    result.stdout.fnmatch_lines(["*missing-adapter cannot start*"])
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--snapkv-adapter", REFERENCE, "--snapkv-vectors", "no/such/dir"],
+        ["--snapkv-adapter", "'unclosed"],
+        ["--snapkv-adapter", REFERENCE, "--snapkv-timeout", "0"],
+    ],
+)
+def test_usage_errors(pytester, args):
+    assert pytester.runpytest("-p", "no:cacheprovider", *args).ret == pytest.ExitCode.USAGE_ERROR
