@@ -49,6 +49,14 @@ GRACE = 1.0
 FAILURE_KINDS = ("crash", "timeout", "protocol")
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# Answers are strict JSON: Python's reader would otherwise take NaN and Infinity.
+_STRICT_JSON = json.JSONDecoder(parse_constant=_no_constant)
+
+
 class AdapterStartError(Exception):
     """The adapter could not be started or did not complete the protocol v1 handshake."""
 
@@ -482,7 +490,7 @@ class AdapterProcess(_Adapter):
                 answers,
             ) from None
         try:
-            answer = json.loads(text)
+            answer = _STRICT_JSON.decode(text)
         except ValueError as error:
             raise self._failure(
                 "protocol",

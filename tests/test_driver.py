@@ -235,6 +235,24 @@ def test_blank_answer_lines_are_ignored():
         assert adapter.exchange([{"op": "evict"}, {"op": "evict"}])[1]["ok"] is True
 
 
+def test_nan_in_an_answer_is_not_json():
+    code = """
+        import json, sys
+        for line in sys.stdin:
+            request = json.loads(line)
+            answer = {"id": request["id"], "ok": True, "protocol": 1, "capabilities": [],
+                      "implementation": {"name": "n", "language": "l", "version": "v"}}
+            if request["op"] == "evict":
+                answer = {"id": request["id"], "ok": True, "victims": [float("nan")]}
+            print(json.dumps(answer))
+            sys.stdout.flush()
+    """
+    with AdapterProcess(inline(code), timeout=2.0) as adapter:
+        with pytest.raises(AdapterFailure, match=r"the answer is not JSON.*NaN is not JSON"):
+            adapter.exchange([{"op": "evict"}])
+        adapter.kill()
+
+
 def test_an_answer_with_id_null_says_the_request_was_unreadable():
     code = """
         import json, sys

@@ -117,6 +117,9 @@ def run(args: argparse.Namespace) -> int:
         )
     except AdapterStartError as error:
         return _error(str(error))
+    except KeyboardInterrupt:  # the adapters are killed by now; no traceback for a Ctrl-C
+        print("snapkv-conformance run: interrupted", file=sys.stderr)
+        return 130
     finally:
         progress.finish()
 
