@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -26,6 +25,7 @@ from port_differential import (
     reference_output,
     run_committed_suite,
 )
+from toolchains import build_lock, require_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 C_DIR = ROOT / "adapters" / "c"
@@ -35,28 +35,19 @@ SCENARIOS = int(os.environ.get("SNAPKV_C_SCENARIOS", "200"))
 SANITIZED_SCENARIOS = max(SCENARIOS // 5, 1)
 
 
-def _missing_toolchain() -> list[str]:
-    compiler = os.environ.get("CC", "cc")
-    return [tool for tool in (compiler, "make") if shutil.which(tool) is None]
-
-
 @pytest.fixture(scope="session")
 def c_build() -> dict[str, Path]:
     """Build the adapter, its sanitized twin and the memory tool once per test session."""
-    missing = _missing_toolchain()
-    if missing:
-        message = f"C toolchain missing: {', '.join(missing)}"
-        if os.environ.get("CI"):
-            pytest.fail(message)
-        pytest.skip(message)
+    require_tools(os.environ.get("CC", "cc"), "make")
     targets = ["build/snapkv-adapter", "build/snapkv-adapter-asan", "build/snapkv-memory"]
-    done = subprocess.run(
-        ["make", "-s", "-C", str(C_DIR), *targets],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    with build_lock("c"):
+        done = subprocess.run(
+            ["make", "-s", "-C", str(C_DIR), *targets],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
     assert done.returncode == 0, f"make failed:\n{done.stdout}\n{done.stderr}"
     return {
         "adapter": BUILD / "snapkv-adapter",

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 from pathlib import Path
 
@@ -27,6 +26,7 @@ from port_differential import (
     reference_output,
     run_committed_suite,
 )
+from toolchains import require_tools
 
 from conformance.adapter import Session
 
@@ -41,13 +41,7 @@ SCENARIOS = int(os.environ.get("SNAPKV_DIFF_SCENARIOS", "200"))
 
 def cargo() -> str:
     """The cargo executable; skip without it, or fail when ``CI`` is set."""
-    found = shutil.which("cargo")
-    if found is None:
-        message = "cargo is not installed: the Rust port cannot be built"
-        if os.environ.get("CI"):
-            pytest.fail(f"{message} (CI is set, so this is a failure, not a skip)")
-        pytest.skip(message)
-    return found
+    return require_tools("cargo")["cargo"]
 
 
 def run_cargo(*args: str) -> subprocess.CompletedProcess[str]:
