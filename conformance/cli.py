@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from conformance import __version__
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.commands.<name>``.
-COMMANDS: tuple[str, ...] = ("adapter", "run", "mutants", "validate", "generate", "fuzz", "matrix")
+COMMANDS: tuple[str, ...] = ("run", "validate", "generate", "adapter", "mutants", "fuzz", "matrix")
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
