@@ -1,9 +1,11 @@
 """Differential fuzzing: random scenarios on the reference and on a port, shrunk to a vector.
 
-:func:`fuzz` lets hypothesis draw scenarios (:mod:`conformance.scenarios`), sends each to the
-port through one persistent adapter, and compares every answer with the reference's: success
-or refusal, the error kind, and the victims. On the first difference hypothesis shrinks the
-scenario to a minimal one; :func:`difference_vector` turns that into a schema-valid vector
+:func:`fuzz` lets hypothesis draw scenarios (:func:`conformance.scenarios.play`) round by
+round, sends each round to the port through one persistent adapter, and compares every answer
+with the reference's: success or refusal, the error kind, and the victims (not messages, not
+scores: only what a vector can expect). A scenario stops at the first round that differs, so
+hypothesis never draws past a difference and its shrinker has no tail to trim. The scenario is
+then shrunk to a minimal one, and :func:`difference_vector` turns it into a schema-valid vector
 whose expectations are the reference's answers, so that ``snapkv-conformance run`` fails on the
 port for the same reason.
 
@@ -224,7 +226,8 @@ def fuzz(
     max_shrinks: int = DEFAULT_MAX_SHRINKS,
     progress: Progress | None = None,
 ) -> FuzzResult:
-    """Fuzz ``target`` against the reference; shrink and return the first difference found.
+    """Fuzz ``target`` (an adapter already started) against the reference; shrink and return
+    the first difference found.
 
     At most ``max_examples`` scenarios are generated; once one differs, at most
     ``max_shrinks`` more are run to shrink it, and the smallest failing one is kept. Raises

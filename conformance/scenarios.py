@@ -227,13 +227,13 @@ def play(draw: st.DrawFn, observe: Observer | None = None) -> Scenario:
     """
     session = Materialiser()
     done = session.add([New(draw(PARAMS), draw(SEEDS), None)])
-    for index in range(MAX_ROUNDS):
-        if observe is not None and observe(*done):
-            break
-        if index >= MIN_ROUNDS and not draw(_ANOTHER):
+    rounds = 0
+    while not (observe is not None and observe(*done)):
+        if rounds == MAX_ROUNDS or (rounds >= MIN_ROUNDS and not draw(_ANOTHER)):
             break
         steps, evict = draw(_ROUND)
         done = session.add([*steps, Evict()] if evict else steps)
+        rounds += 1
     return session.scenario()
 
 

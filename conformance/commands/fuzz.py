@@ -136,7 +136,11 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     finding = result.finding
     vector = fuzz.difference_vector(finding, port, seed)
-    path = fuzz.save_vector(vector, args.save)
+    try:
+        path = fuzz.save_vector(vector, args.save)
+    except OSError as error:
+        print(f"difference found: {finding.difference.describe(finding.scenario)}")
+        return _error(f"--save: cannot write the vector: {error}")
     print(
         f"difference found after {finding.examples_to_find} examples, shrunk to "
         f"{len(vector.calls)} calls in {finding.shrink_attempts} more runs:\n"
