@@ -5,16 +5,13 @@ from __future__ import annotations
 
 import argparse
 
+from conformance.commands._options import add_paths
+
 HELP = "Validate vector files (default: the committed suite); exit 0 if valid, 2 if not."
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="vector files, or directories searched for *.json (default: the committed suite)",
-    )
+    add_paths(parser)
 
 
 def run(args: argparse.Namespace) -> int:
