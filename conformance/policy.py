@@ -231,7 +231,16 @@ class SnapKV:
 
     @property
     def history(self) -> np.ndarray:
-        """The ``(len(kept), obsWindow)`` float32 history rings (a copy, zero-filled)."""
+        """The ``(len(kept), obsWindow)`` float32 history rings (a copy, zero-filled).
+
+        This materialises every column, so it is for inspecting small rings: with a huge
+        ``obsWindow`` it refuses rather than allocate gigabytes of zeros.
+        """
+        if self._count * self.params.obsWindow > 2**26:
+            raise MemoryError(
+                f"history view of {self._count} x {self.params.obsWindow} floats is too large; "
+                "inspect rings through scores() instead"
+            )
         full = np.zeros((self._count, self.params.obsWindow), dtype=np.float32)
         width = min(self._history.shape[1], self.params.obsWindow)
         full[:, :width] = self._history[: self._count, :width]
