@@ -30,7 +30,7 @@ from hypothesis.errors import Flaky
 from conformance.scenarios import Scenario, play, replay
 from conformance.vectors import Vector, dumps_vector
 
-DEFAULT_MAX_EXAMPLES = 200
+DEFAULT_MAX_EXAMPLES = 400
 #: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.
 DEFAULT_MAX_SHRINKS = 500
 FUZZ_TAG = "fuzz"
