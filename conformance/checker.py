@@ -348,7 +348,7 @@ def scores_problem(answer: Mapping[str, Any]) -> str | None:
     for name in ("sums", "pooled"):
         values = answer.get(name)
         if not isinstance(values, list) or not all(_is_number(v) for v in values):
-            return f"scores {name} must be a list of numbers, got {_show(values)}"
+            return f"scores {name} must be a list of numbers (float64), got {_show(values)}"
         if len(values) != len(positions):
             return f"scores has {len(positions)} positions but {len(values)} {name}"
     return None
@@ -499,7 +499,20 @@ def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _is_number(value: Any) -> bool:
-    return type(value) is int or type(value) is float
+    """True for a JSON number that has a float64 (scores are float64, SPEC.md §2.6).
+
+    An integer literal is a number too, but one beyond the float64 range (``10**400``) cannot be
+    compared with the reference's scores: ``float()`` raises on it.
+    """
+    if type(value) is float:
+        return True
+    if type(value) is not int:
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
 
 
 def _show(value: Any, limit: int = 160) -> str:

@@ -382,6 +382,26 @@ def test_diagnosis_reports_a_refused_scores():
     assert text.startswith("no diagnosis: the adapter announced scores but refused it")
 
 
+@pytest.mark.parametrize("name", ["sums", "pooled"])
+def test_diagnosis_of_a_score_beyond_float64_is_no_diagnosis_not_a_crash(name):
+    # JSON allows an integer of any length; 10^400 has no float64, so it cannot be compared.
+    ties = reference_vector(
+        "checker/huge-score",
+        [
+            {"op": "new", "params": params(2, 0, 4, 1), "seed": 0},
+            *({"op": "step", "pos": p, "attn": None} for p in range(3)),
+            {"op": "evict"},
+        ],
+    )
+    index = evict_indices(ties)[-1]
+    answers = InProcessAdapter(SnapKV)
+    answers.start()
+    replies = answers.exchange(checker.diagnosis_requests(ties, index))
+    replies[index] = {**replies[index], name: [10**400, *replies[index][name][1:]]}
+    text = checker.diagnose(ties, index, replies)
+    assert text.startswith(f"no diagnosis: scores {name} must be a list of numbers")
+
+
 def test_exact_writes_repr_and_hex():
     assert checker.exact(0.1) == "0.1 (0x1.999999999999ap-4)"
 
