@@ -31,7 +31,7 @@ DEFAULT_PARAMS: dict[str, int] = {
     "poolKernel": 7,
 }
 
-#: The error kinds of protocol v1 (SPEC.md §3.4). Nothing may be renamed.
+#: The error kinds of protocol v1 (SPEC.md §3.3). Nothing may be renamed.
 ERROR_KINDS = (
     "invalid-params",
     "invalid-attention",
