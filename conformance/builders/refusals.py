@@ -386,8 +386,9 @@ def attention_refused() -> Iterator[Draft]:
         "float32-rounding-midpoint",
         f"The float64 {beyond_midpoint!r}, exactly halfway between the float32 maximum "
         f"({FLOAT32_MAX!r}) and 2^128, rounds to even, which is infinity: refused.",
-        "narrowing by truncation (round toward zero), which yields the float32 maximum and "
-        "accepts the weight.",
+        "narrowing by truncation (round toward zero), or parsing the decimal straight to "
+        "float32 (strtof, parse::<f32>, ParseFloat(s, 32)), which sees this shortest decimal "
+        "just below the midpoint: both yield the float32 maximum and accept the weight.",
         [0.5, beyond_midpoint, 0.5],
         ("float-edge",),
     )
