@@ -2,15 +2,22 @@
 
 Each subcommand lives in its own module under :mod:`conformance.commands` with three names:
 ``HELP`` (one line), ``configure(parser)`` and ``run(args) -> int``. Exit codes are the
-subcommand's; argparse's usage errors exit 2.
+subcommand's; argparse's usage errors exit 2. For every subcommand, Ctrl-C exits 130 and
+SIGTERM 143 with one line on stderr (no traceback; a subcommand's ``finally`` blocks and the
+runner's cleanup, which kills the adapters, still run), and a closed stdout (``| head``) ends
+the command quietly with 141, as a program killed by SIGPIPE would.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
+import os
+import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from conformance import __version__
 
@@ -34,15 +41,57 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         if name == selected:
             module.configure(sub)
-            sub.set_defaults(handler=module.run)
+            sub.set_defaults(handler=module.run, subparser=sub)
     return parser
+
+
+EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_BROKEN_PIPE = 130, 143, 141
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (a cancelled CI job), raised like Ctrl-C so that the same cleanup runs."""
+
+
+def _raise_terminated(signum: int, frame: Any) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def _sigterm_as_interrupt() -> Iterator[None]:
+    """Turn SIGTERM into :class:`Terminated` for the duration (main thread only)."""
+    try:
+        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     selected = next((arg for arg in argv if not arg.startswith("-")), None)
-    args = build_parser(selected).parse_args(argv)
-    return args.handler(args)
+    parser = build_parser(selected)
+    args, extra = parser.parse_known_args(argv)
+    if extra:  # the subcommand's usage, not the top level's, says what it takes
+        getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    try:
+        with _sigterm_as_interrupt():
+            return args.handler(args)
+    except KeyboardInterrupt as interrupt:
+        terminated = isinstance(interrupt, Terminated)
+        what = "terminated" if terminated else "interrupted"
+        print(f"snapkv-conformance {args.command}: {what}", file=sys.stderr)
+        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+    except BrokenPipeError:
+        # The reader of stdout went away. Point stdout at /dev/null so that the interpreter's
+        # final flush does not complain about the same pipe again.
+        with contextlib.suppress(OSError, ValueError):
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_BROKEN_PIPE
 
 
 if __name__ == "__main__":

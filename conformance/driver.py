@@ -45,6 +45,9 @@ STDERR_TAIL_LINES = 20
 START_TIMEOUT = 10.0
 #: How long ``close`` waits for an answer to ``bye`` and then for the exit, before killing.
 GRACE = 1.0
+#: The longest single wait on the adapter's stdout: a longer per-answer timeout is waited in
+#: slices of this, since poll() and lock waits overflow on huge values (``--timeout 1e10``).
+MAX_WAIT_SLICE = 3600.0
 #: Failure kinds of :class:`AdapterFailure`.
 FAILURE_KINDS = ("crash", "timeout", "protocol")
 
@@ -141,6 +144,10 @@ def parse_handshake(answer: Any) -> Handshake:
     """Check an answer to ``hello`` against protocol v1; raise :class:`AdapterStartError`."""
     if not isinstance(answer, dict):
         raise AdapterStartError(f"the answer to hello is not a JSON object: {_show(answer)}")
+    if type(answer.get("ok")) is not bool:
+        raise AdapterStartError(
+            f"the answer to hello has no boolean ok (is the program an adapter?): {_show(answer)}"
+        )
     if answer.get("ok") is not True:
         error = answer.get("error")
         kind = error.get("kind") if isinstance(error, dict) else None
@@ -444,7 +451,10 @@ class AdapterProcess(_Adapter):
         assert self._reader is not None
         deadline = time.monotonic() + self.timeout
         while True:
-            got = self._reader.next(max(0.0, deadline - time.monotonic()))
+            remaining = max(0.0, deadline - time.monotonic())
+            got = self._reader.next(min(remaining, MAX_WAIT_SLICE))
+            if got is None and remaining > MAX_WAIT_SLICE:
+                continue
             if got is None:
                 raise self._failure(
                     "timeout", index, f"no answer within {self.timeout:g} s", answers
@@ -611,9 +621,11 @@ class AdapterProcess(_Adapter):
 
     def _wait_exit(self) -> int | None:
         """The exit status once stdout has ended (None if it keeps running past the grace)."""
-        assert self._proc is not None
+        proc = self._proc
+        if proc is None:  # killed meanwhile from another thread (an interrupted run)
+            return None
         try:
-            self._exit_status = self._proc.wait(min(self.grace, self.timeout))
+            self._exit_status = proc.wait(min(self.grace, self.timeout))
         except subprocess.TimeoutExpired:
             return None
         return self._exit_status

@@ -320,7 +320,8 @@ def _digest(calls: Sequence[dict[str, Any]]) -> str:
 
 def save_vector(vector: Vector, directory: str | Path) -> Path:
     """Write ``vector`` as ``<directory>/<id>.json`` in canonical form; return the path."""
+    from conformance.report import write_file
+
     path = Path(directory) / f"{vector.id}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(dumps_vector(vector), encoding="utf-8")
+    write_file(path, dumps_vector(vector).encode("utf-8"))
     return path

@@ -280,9 +280,11 @@ def output_paths(out: str | Path) -> tuple[Path, Path]:
 
 
 def write_matrix(matrix: Matrix, out: str | Path) -> tuple[Path, Path]:
-    """Write the Markdown and HTML files; return their paths."""
+    """Write the Markdown and HTML files (each whole or not at all, creating missing parent
+    directories); return their paths. Raises OSError."""
+    from conformance.report import write_file
+
     markdown, page = output_paths(out)
-    markdown.parent.mkdir(parents=True, exist_ok=True)
-    markdown.write_text(to_markdown(matrix), encoding="utf-8")
-    page.write_text(to_html(matrix), encoding="utf-8")
+    write_file(markdown, to_markdown(matrix).encode("utf-8"))
+    write_file(page, to_html(matrix).encode("utf-8"))
     return markdown, page

@@ -8,10 +8,13 @@ JSON report validates against ``schema/report.schema.json`` (format ``snapkv-rep
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import re
 import shutil
 import sys
+import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -41,6 +44,20 @@ class RunContext:
 # -- terminal ----------------------------------------------------------------------------------
 
 
+def terminal_width(stream: IO[str]) -> int:
+    """The width of the terminal ``stream`` writes to, less one column (a line that fills the
+    last column wraps on some terminals, and ``\r`` then rewrites only its second half).
+
+    Asked of the stream itself: ``shutil.get_terminal_size`` asks stdout, which is often a
+    file or a pipe while stderr, where progress goes, is the terminal.
+    """
+    try:
+        columns = os.get_terminal_size(stream.fileno()).columns
+    except (AttributeError, ValueError, OSError):
+        columns = shutil.get_terminal_size((80, 24)).columns
+    return max(columns, 20) - 1
+
+
 class ProgressLine:
     """A one-line progress display on a terminal (rewritten in place); silent elsewhere."""
 
@@ -62,7 +79,7 @@ class ProgressLine:
         self._last = now
         failed = sum(self._failed.values())
         text = f"[{done}/{total}] {done - failed} passed, {failed} failed  {result.vector_id}"
-        width = shutil.get_terminal_size((80, 24)).columns - 1
+        width = terminal_width(self.stream)
         self.stream.write("\r" + text[:width].ljust(width))
         self.stream.flush()
         self._shown = True
@@ -70,7 +87,7 @@ class ProgressLine:
     def finish(self) -> None:
         """Erase the progress line so the summary starts on a clean line."""
         if self._shown:
-            width = shutil.get_terminal_size((80, 24)).columns - 1
+            width = terminal_width(self.stream)
             self.stream.write("\r" + " " * width + "\r")
             self.stream.flush()
             self._shown = False
@@ -168,7 +185,34 @@ def json_report(run: RunResult, context: RunContext | None = None) -> dict[str, 
 
 def write_json_report(path: str | Path, run: RunResult, context: RunContext | None = None) -> None:
     text = json.dumps(json_report(run, context), indent=2, ensure_ascii=False) + "\n"
-    Path(path).write_text(text, encoding="utf-8")
+    write_file(path, text.encode("utf-8"))
+
+
+def write_file(path: str | Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` whole or not at all, creating missing parent directories.
+
+    The bytes go to a temporary file beside ``path`` that then replaces it, so a failed write
+    (a full disk, say) leaves no half-written report and keeps the previous one. Raises OSError.
+    """
+    target = Path(path)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # mkstemp makes the file private (0600); give it the old file's mode, or the usual 0644.
+        mode = target.stat().st_mode & 0o777 if target.is_file() else 0o644
+        handle, staging = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    except OSError as error:  # name the file asked for, not a parent or the temporary file
+        raise OSError(error.errno, error.strerror, str(target)) from None
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.chmod(staging, mode)
+        os.replace(staging, target)
+    except BaseException as error:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        if isinstance(error, OSError):
+            raise OSError(error.errno, error.strerror, str(target)) from None
+        raise
 
 
 # -- JUnit XML ---------------------------------------------------------------------------------
@@ -265,4 +309,4 @@ def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
 
 
 def write_junit(path: str | Path, run: RunResult, context: RunContext | None = None) -> None:
-    Path(path).write_bytes(junit_xml(run, context))
+    write_file(path, junit_xml(run, context))

@@ -68,6 +68,9 @@ MAX_FAILED_RESTARTS = 2
 WINDOW = 32
 WINDOW_REQUESTS = 50_000
 
+#: How long an interrupted run waits for its workers to stop after killing their adapters.
+CANCEL_WAIT = 2.0
+
 Progress = Callable[[VectorResult, int, int], None]
 
 
@@ -153,9 +156,11 @@ def run_suite(
         for thread in threads:
             thread.join()
     except BaseException:  # Ctrl-C: leave no adapter running behind us
-        for adapter in adapters:
-            adapter.kill()
+        _cancel(suite, adapters, threads)
         raise
+    for worker in workers:
+        if worker.error is not None:  # a bug in the runner, not the adapter: do not hide it
+            raise worker.error
     warnings = [problem for worker in workers for problem in worker.warnings]
     return RunResult(
         results=suite.finish(),
@@ -169,25 +174,43 @@ def run_suite(
     )
 
 
+def _cancel(suite: _Suite, adapters: list[Adapter], threads: list[threading.Thread]) -> None:
+    """Stop an interrupted run: kill every adapter, give the workers a moment to notice (they
+    start nothing once ``suite.cancelled`` is set), and kill again in case one was restarting."""
+    suite.cancelled = True  # the workers now fail on killed adapters: quietly
+    for adapter in adapters:
+        adapter.kill()
+    deadline = time.monotonic() + CANCEL_WAIT
+    for thread in threads:
+        thread.join(max(0.0, deadline - time.monotonic()))
+    for adapter in adapters:
+        adapter.kill()
+
+
 def _start_all(factory: Callable[[], Adapter], jobs: int) -> tuple[list[Adapter], Handshake]:
     """Start ``jobs`` adapters in parallel; on any failure close them all and raise."""
     adapters = [factory() for _ in range(jobs)]
-    errors: list[AdapterStartError] = []
+    errors: list[BaseException] = []
 
     def start(adapter: Adapter) -> None:
         try:
             adapter.start()
-        except AdapterStartError as error:
+        except Exception as error:  # re-raised in the calling thread, never lost in this one
             errors.append(error)
 
     threads = [threading.Thread(target=start, args=(a,), daemon=True) for a in adapters]
     for thread in threads:
         thread.start()
-    for thread in threads:
-        thread.join()
+    try:
+        for thread in threads:
+            thread.join()
+    except BaseException:  # Ctrl-C while adapters start: kill those that did
+        for adapter in adapters:
+            adapter.kill()
+        raise
     if errors:
         for adapter in adapters:
-            adapter.close()
+            adapter.kill()  # no bye: a failed start leaves nothing worth a goodbye
         raise errors[0]
     handshake = adapters[0].handshake
     assert handshake is not None
@@ -245,6 +268,9 @@ class _Suite:
         self._progress = progress
         self._lock = threading.Lock()
         self._done = 0
+        #: Set when the run is interrupted: workers stop, and errors from killed adapters are
+        #: not reported.
+        self.cancelled = False
 
     def prepared(self, index: int) -> Prepared:
         """Vector ``index``'s requests, encoded once (a vector may run twice)."""
@@ -270,7 +296,7 @@ class _Suite:
             self.results[index] = result
             if fresh:
                 self._done += 1
-            if self._progress is not None:
+            if self._progress is not None and not self.cancelled:
                 self._progress(result, self._done, len(self.vectors))
 
     def amend(self, index: int, result: VectorResult) -> None:
@@ -314,14 +340,22 @@ class _Worker:
         self._redo: deque[int] = deque()  # vectors to run (again) before taking new ones
         self._retried: set[int] = set()
         self._to_diagnose: list[tuple[int, VectorResult]] = []
+        #: An unexpected exception that ended :meth:`work`; :func:`run_suite` re-raises it.
+        self.error: Exception | None = None
 
     def work(self) -> None:
         try:
             self._loop()
+        except Exception as error:
+            if not self.suite.cancelled:  # after an interruption: a killed adapter, say nothing
+                self.error = error
         finally:
-            self.close()
+            if not self.suite.cancelled:
+                self.close()
 
     def _take(self) -> int | None:
+        if self.suite.cancelled:
+            return None
         if self._failed_restarts >= MAX_FAILED_RESTARTS:
             # Leave the rest to workers whose adapters still start (or to Suite.finish).
             while self._redo:
@@ -409,6 +443,8 @@ class _Worker:
 
     def _ready(self, *, fresh: bool) -> str | None:
         """Restart the adapter if it is broken (or a fresh session is needed); None if ready."""
+        if self.suite.cancelled:
+            return "the run was interrupted"
         if not (self._broken or (fresh and self._dirty)):
             return None
         try:

@@ -142,7 +142,7 @@ def test_generate_reports_a_generation_failure_with_exit_2(monkeypatch, capsys):
 
     monkeypatch.setattr(generator, "build_suite", failing)
     assert cli.main(["generate", "--check"]) == 2
-    assert "generation failed: ties/x: call 3" in capsys.readouterr().out
+    assert "generation failed: ties/x: call 3" in capsys.readouterr().err
 
 
 PINS, CATCHES = "What the test vector pins.", "the mistake it catches."

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -67,11 +69,15 @@ def load_vectors(paths: Sequence[str]) -> list[Vector]:
     a run: a file that cannot be read or parsed, a vector the runner cannot use, or no vectors.
     """
     from conformance import resources, selection
-    from conformance.vectors import VectorError, load_suite
+    from conformance.vectors import VectorError, iter_vector_files, load_suite
 
     try:
         roots = list(paths) or [str(resources.suite_dir())]
-        vectors = load_suite(roots)
+        # A file named twice (``vectors vectors/ties/x.json``) is one vector, not a duplicate id.
+        files: dict[Path, Path] = {}
+        for path in iter_vector_files(roots):
+            files.setdefault(path.resolve(), path)
+        vectors = load_suite(list(files.values())) if files else []
     except (VectorError, FileNotFoundError) as error:
         raise ValueError(f"invalid vectors: {error}") from None
     problems = selection.runnable_problems(vectors)
@@ -80,3 +86,30 @@ def load_vectors(paths: Sequence[str]) -> list[Vector]:
     if not vectors:
         raise ValueError(f"no vectors found in {', '.join(roots)}")
     return vectors
+
+
+def output_problem(option: str, path: str, *, directory: bool = False) -> str | None:
+    """Why ``path`` (given to ``option``) cannot be written, or None: checked before a run, so
+    a typo does not cost a whole run. Missing parent directories are fine (they are created).
+
+    ``directory``: ``path`` is a directory to write into rather than a file. Some faults (a
+    full disk, a read-only mount seen as writable) only show when writing; callers handle
+    those too.
+    """
+    target = Path(path)
+    if target.exists():
+        if directory and not target.is_dir():
+            return f"{option} {path}: exists and is not a directory"
+        if not directory and target.is_dir():
+            return f"{option} {path}: is a directory"
+        if not os.access(target, os.W_OK):
+            return f"{option} {path}: permission denied"
+        return None
+    ancestor = target.parent
+    while not ancestor.exists() and ancestor != ancestor.parent:
+        ancestor = ancestor.parent
+    if not ancestor.is_dir():
+        return f"{option} {path}: {ancestor} is not a directory"
+    if not os.access(ancestor, os.W_OK | os.X_OK):
+        return f"{option} {path}: cannot create it in {ancestor}: permission denied"
+    return None

@@ -10,11 +10,10 @@ from __future__ import annotations
 import argparse
 import random
 import shlex
-import shutil
 import sys
 from typing import IO
 
-from conformance.commands._options import add_count, add_timeout, int_at_least
+from conformance.commands._options import add_count, add_timeout, int_at_least, output_problem
 from conformance.commands.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 HELP = "Fuzz an adapter against the reference; shrink the first difference to a vector."
@@ -82,7 +81,9 @@ class FuzzProgress:
             self._shown = False
 
     def _width(self) -> int:
-        return shutil.get_terminal_size((80, 24)).columns - 1
+        from conformance.report import terminal_width
+
+        return terminal_width(self.stream)
 
     def _write(self, text: str) -> None:
         self.stream.write(text)
@@ -97,6 +98,7 @@ def _error(message: str) -> int:
 def run(args: argparse.Namespace) -> int:
     from conformance import fuzz
     from conformance.driver import AdapterProcess, AdapterStartError
+    from conformance.vectors import dumps_vector
 
     try:
         argv = shlex.split(args.adapter)
@@ -104,6 +106,9 @@ def run(args: argparse.Namespace) -> int:
         return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
     if not argv:
         return _error("--adapter is empty")
+    problem = output_problem("--save", args.save, directory=True)
+    if problem is not None:
+        return _error(problem)
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     adapter = AdapterProcess(argv, args.timeout)
     try:
@@ -128,8 +133,12 @@ def run(args: argparse.Namespace) -> int:
         progress.finish()
         print(f"the adapter is not deterministic: {error}", file=sys.stderr)
         return EXIT_FAILED
+    except KeyboardInterrupt:  # Ctrl-C or SIGTERM: no bye, it may be mid-answer (cli.main reports)
+        progress.finish()
+        adapter.kill()
+        raise
     finally:
-        adapter.close()
+        adapter.close()  # a no-op after kill()
     progress.finish()
     if result.finding is None:
         print(f"no difference in {result.examples} examples (seed {seed})")
@@ -139,8 +148,10 @@ def run(args: argparse.Namespace) -> int:
     try:
         path = fuzz.save_vector(vector, args.save)
     except OSError as error:
+        # The finding must not be lost with the file: print the vector itself instead.
         print(f"difference found: {finding.difference.describe(finding.scenario)}")
-        return _error(f"--save: cannot write the vector: {error}")
+        print(dumps_vector(vector), end="")
+        return _error(f"--save {args.save}: cannot write the vector (printed above): {error}")
     print(
         f"difference found after {finding.examples_to_find} examples, shrunk to "
         f"{len(vector.calls)} calls in {finding.shrink_attempts} more runs:\n"

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
+
+from conformance.commands._options import output_problem
 
 HELP = "Regenerate the vector suite from the builders (--check: compare, write nothing)."
 
@@ -24,20 +28,55 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def run(args: argparse.Namespace) -> int:
-    from pathlib import Path
+def _error(message: str) -> int:
+    print(f"snapkv-conformance generate: error: {message}", file=sys.stderr)
+    return 2
 
+
+def out_problem(out: Path) -> str | None:
+    """Why ``--out`` must not be written, or None.
+
+    Writing replaces every ``*.json`` file under it, so it must be a directory (or not exist
+    yet) whose JSON files are all vectors: a mistyped ``--out`` (a file, ``schema/``, a project
+    directory with a ``package.json``) is refused before anything is touched.
+    """
+    from conformance.vectors import FORMAT
+
+    problem = output_problem("--out", str(out), directory=True)
+    if problem is not None or not out.exists():
+        return problem
+    for path in sorted(out.rglob("*.json")):
+        try:
+            with open(path, "rb") as source:
+                head = source.read(4096)
+        except OSError as error:
+            return f"--out {out}: cannot read {path}: {error.strerror}"
+        if b'"format"' not in head or FORMAT.encode() not in head:
+            return (
+                f'--out {out}: {path} is not a vector file (no "format": "{FORMAT}"); '
+                "generate replaces every *.json file under --out, so it writes only into a "
+                "vector suite directory or a new one"
+            )
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
     from conformance.generator import GenerationError, build_suite, diff_suite, write_suite
     from conformance.resources import suite_dir
 
     if args.list:
         return _list()
     out = Path(args.out) if args.out else suite_dir()
+    if args.check and out.exists() and not out.is_dir():
+        return _error(f"--out {out}: exists and is not a directory")
+    if not args.check:
+        problem = out_problem(out)
+        if problem is not None:
+            return _error(problem)
     try:
         files = build_suite()
     except GenerationError as error:
-        print(f"generation failed: {error}")
-        return 2
+        return _error(f"generation failed: {error}")
     if args.check:
         change = diff_suite(out, files)
         for line in change.lines():
@@ -47,7 +86,11 @@ def run(args: argparse.Namespace) -> int:
             return 0
         print(f"{out}: differs from a fresh generation; run 'snapkv-conformance generate'")
         return 1
-    change = write_suite(out, files)
+    try:
+        change = write_suite(out, files)  # staged beside --out and swapped in: all or nothing
+    except OSError as error:
+        where = error.filename or out
+        return _error(f"--out {out}: cannot write {where}: {error.strerror}; nothing changed")
     for line in change.lines():
         print(line)
     print(

@@ -10,7 +10,13 @@ import argparse
 import sys
 from typing import IO, TYPE_CHECKING
 
-from conformance.commands._options import add_count, add_paths, add_timeout, load_vectors
+from conformance.commands._options import (
+    add_count,
+    add_paths,
+    add_timeout,
+    load_vectors,
+    output_problem,
+)
 from conformance.commands.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE
 
 if TYPE_CHECKING:
@@ -59,6 +65,10 @@ def run(args: argparse.Namespace) -> int:
     duplicated = sorted({name for name in names if names.count(name) > 1})
     if duplicated:
         return _error(f"--adapter: each port needs its own name; repeated: {', '.join(duplicated)}")
+    for path in matrix.output_paths(args.out):
+        problem = output_problem("--out", str(path))
+        if problem is not None:
+            return _error(problem)
     try:
         vectors = load_vectors([str(p) for p in args.paths])
     except ValueError as error:
@@ -71,9 +81,13 @@ def run(args: argparse.Namespace) -> int:
         )
     finally:
         progress.finish()
-    markdown, page = matrix.write_matrix(result, args.out)
-    for line in matrix.summary_lines(result):
+    for line in matrix.summary_lines(result):  # first: a failed write must not lose them
         print(line)
+    try:
+        markdown, page = matrix.write_matrix(result, args.out)
+    except OSError as error:
+        where = f" {error.filename}" if error.filename else ""
+        return _error(f"--out{where}: cannot write: {error.strerror or error}")
     print(f"wrote {markdown} and {page}")
     return EXIT_OK if result.all_pass else EXIT_FAILED
 

@@ -13,6 +13,8 @@ import json
 import sys
 from typing import Any
 
+from conformance.commands._options import add_paths, load_vectors, output_problem
+
 HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
 
 EXIT_OK, EXIT_SURVIVOR, EXIT_USAGE = 0, 1, 2
@@ -22,12 +24,7 @@ BEGIN, END = "<!-- mutants:begin -->", "<!-- mutants:end -->"
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "paths",
-        nargs="*",
-        metavar="PATH",
-        help="vector files or directories (default: the committed suite)",
-    )
+    add_paths(parser)
     parser.add_argument(
         "--list", action="store_true", help="list the catalogue (name, rule, origin) and exit"
     )
@@ -61,52 +58,56 @@ def run(args: argparse.Namespace) -> int:
     try:
         selected = [mutants.lookup(name) for name in args.selected] or list(mutants.CATALOGUE)
     except KeyError as error:
-        print(f"snapkv-conformance mutants: {error.args[0]}", file=sys.stderr)
-        return EXIT_USAGE
+        return _error(error.args[0])
     if args.list:
         print(format_catalogue(selected))
         return EXIT_OK
-    vectors = _load(args.paths)
-    if vectors is None:
-        return EXIT_USAGE
+    if args.json is not None:
+        problem = output_problem("--json", args.json)
+        if problem is not None:
+            return _error(problem)
+    if args.update_readme:  # checked before the long replay, then rewritten after it
+        try:
+            with open(args.update_readme, encoding="utf-8") as source:
+                block = readme_block(source.read())
+        except (OSError, UnicodeDecodeError) as error:
+            return _error(f"--update-readme {args.update_readme}: cannot read: {error}")
+        if block is None:
+            return _error(f"--update-readme {args.update_readme}: no {BEGIN} ... {END} block")
+    try:
+        vectors = load_vectors(args.paths)
+    except ValueError as error:
+        return _error(str(error))
     from conformance.mutants.killing import kill_matrix
 
     matrix = kill_matrix(vectors, selected, progress=_progress if sys.stderr.isatty() else None)
     if sys.stderr.isatty():
         sys.stderr.write("\r\033[K")
     print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
+    failed = False
     if args.update_readme:
         try:
             replace_block(args.update_readme, format_markdown(matrix))
-        except (OSError, ValueError) as error:
-            print(f"snapkv-conformance mutants: {error}", file=sys.stderr)
-            return EXIT_USAGE
+        except OSError as error:
+            failed = bool(_error(f"--update-readme {args.update_readme}: {error.strerror}"))
+        except ValueError as error:
+            failed = bool(_error(f"--update-readme {error}"))
     if args.json:
-        with open(args.json, "w", encoding="utf-8") as out:
-            json.dump(matrix.to_json(), out, indent=2)
-            out.write("\n")
+        from conformance.report import write_file
+
+        text = json.dumps(matrix.to_json(), indent=2) + "\n"
+        try:
+            write_file(args.json, text.encode("utf-8"))
+        except OSError as error:
+            failed = bool(_error(f"--json {args.json}: cannot write: {error.strerror}"))
+    if failed:
+        return EXIT_USAGE
     return EXIT_SURVIVOR if matrix.survivors else EXIT_OK
 
 
-def _load(paths: list[str]) -> list[Any] | None:
-    from conformance import resources
-    from conformance.runner import runnable_problems
-    from conformance.vectors import VectorError, load_suite
-
-    try:
-        vectors = load_suite(paths or [resources.suite_dir()])
-    except (VectorError, FileNotFoundError) as error:
-        print(f"snapkv-conformance mutants: {error}", file=sys.stderr)
-        return None
-    problems = runnable_problems(vectors)
-    if problems:
-        for problem in problems:
-            print(f"snapkv-conformance mutants: {problem}", file=sys.stderr)
-        return None
-    if not vectors:
-        print("snapkv-conformance mutants: no vectors found", file=sys.stderr)
-        return None
-    return vectors
+def _error(message: str) -> int:
+    print(f"snapkv-conformance mutants: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
 
 
 def _progress(mutant: Any, done: int, total: int) -> None:
@@ -187,8 +188,9 @@ def replace_block(path: str, tables: str) -> None:
     _, end, tail = rest.partition(END)
     if not begin or not end:
         raise ValueError(f"{path}: no {BEGIN} ... {END} block to rewrite")
-    with open(path, "w", encoding="utf-8") as out:
-        out.write(f"{head}{BEGIN}\n{tables}\n{END}{tail}")
+    from conformance.report import write_file
+
+    write_file(path, f"{head}{BEGIN}\n{tables}\n{END}{tail}".encode())
 
 
 def readme_block(text: str) -> str | None:

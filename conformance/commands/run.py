@@ -2,7 +2,8 @@
 
 Exit status: 0 when every selected vector passed (known failures aside), 1 when any vector
 failed (crash and timeout included, and a known failure that now passes), 2 for a usage error,
-invalid vectors, or an adapter that cannot start or shake hands.
+invalid vectors, an adapter that cannot start or shake hands, or an output file that cannot be
+written (checked before the run). Interruptions are :func:`conformance.cli.main`'s (130, 143).
 """
 
 from __future__ import annotations
@@ -11,7 +12,13 @@ import argparse
 import shlex
 import sys
 
-from conformance.commands._options import add_count, add_paths, add_timeout, load_vectors
+from conformance.commands._options import (
+    add_count,
+    add_paths,
+    add_timeout,
+    load_vectors,
+    output_problem,
+)
 
 HELP = "Run the vector suite against an adapter and judge every answer."
 
@@ -81,6 +88,11 @@ def run(args: argparse.Namespace) -> int:
         shard = selection.parse_shard(args.shard) if args.shard is not None else None
     except ValueError as error:
         return _error(f"--shard: {error}")
+    outputs = _outputs(args)
+    for option, path in outputs:
+        problem = output_problem(option, path)
+        if problem is not None:
+            return _error(problem)
     try:
         known = (
             selection.read_known_failures(args.known_failures)
@@ -117,10 +129,7 @@ def run(args: argparse.Namespace) -> int:
         )
     except AdapterStartError as error:
         return _error(str(error))
-    except KeyboardInterrupt:  # the adapters are killed by now; no traceback for a Ctrl-C
-        print("snapkv-conformance run: interrupted", file=sys.stderr)
-        return 130
-    finally:
+    finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
 
     context = report.RunContext(
@@ -130,17 +139,35 @@ def run(args: argparse.Namespace) -> int:
         known_failures=frozenset(known),
     )
     print(report.format_summary(result, context))
-    try:
-        if args.report is not None:
-            report.write_json_report(args.report, result, context)
-        if args.junit is not None:
-            report.write_junit(args.junit, result, context)
-        if args.write_known_failures is not None:
-            failing = [r.vector_id for r in result.results if not r.passed]
-            who = result.handshake.describe() if result.handshake else " ".join(adapter_argv)
-            comment = f"written by snapkv-conformance run for {who}"
-            with open(args.write_known_failures, "w", encoding="utf-8") as out:
-                out.write(selection.format_known_failures(failing, comment))
-    except OSError as error:
-        return _error(f"cannot write: {error}")
+    failing = [r.vector_id for r in result.results if not r.passed]
+    who = result.handshake.describe() if result.handshake else " ".join(adapter_argv)
+    writers = {
+        "--report": lambda path: report.write_json_report(path, result, context),
+        "--junit": lambda path: report.write_junit(path, result, context),
+        "--write-known-failures": lambda path: report.write_file(
+            path,
+            selection.format_known_failures(
+                failing, f"written by snapkv-conformance run for {who}"
+            ).encode("utf-8"),
+        ),
+    }
+    unwritten = 0
+    for option, path in outputs:  # each on its own: one that fails does not stop the others
+        try:
+            writers[option](path)
+        except OSError as error:
+            unwritten += 1
+            _error(f"{option} {path}: cannot write: {error.strerror or error}")
+    if unwritten:
+        return EXIT_USAGE
     return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def _outputs(args: argparse.Namespace) -> list[tuple[str, str]]:
+    """The files this run is asked to write, as (option, path)."""
+    given = {
+        "--report": args.report,
+        "--junit": args.junit,
+        "--write-known-failures": args.write_known_failures,
+    }
+    return [(option, path) for option, path in given.items() if path is not None]

@@ -1,0 +1,417 @@
+"""Bad input and rough handling at the command line: a clear error naming the option, file and
+reason, the documented exit status, nothing changed, no traceback, no process left behind.
+
+Each test pins one fault found by driving the subcommands as a demanding port maintainer would.
+Subprocess tests wait for a marker file (bounded), never for a fixed time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import json
+import os
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from runner_support import REFERENCE_ARGV, plain_vector, write_suite
+
+from conformance import cli, fuzz, generator, report, runner
+from conformance.commands import _options
+from conformance.driver import AdapterStartError, InProcessAdapter, parse_handshake
+
+BUGGY = Path(__file__).resolve().parent / "buggy_adapters"
+BOUND = 20.0  # seconds allowed for any wait on a subprocess here (a loaded 2-core machine)
+
+
+def cli_argv(*args: str) -> list[str]:
+    return [sys.executable, "-m", "conformance", *args]
+
+
+@pytest.fixture
+def suite_dir(tmp_path: Path) -> Path:
+    return write_suite(tmp_path / "suite", [plain_vector("cli/a"), plain_vector("cli/b", 2)])
+
+
+def wait_for(predicate, what: str) -> None:
+    deadline = time.monotonic() + BOUND
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def stuck_adapter(tmp_path: Path) -> tuple[list[str], Path]:
+    """An adapter that leaves ``started-<pid>`` in a marker directory, shakes hands, and on
+    ``new`` leaves ``hung-<pid>`` and never answers again (ignoring SIGINT, as a wedged port
+    would)."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    script = tmp_path / "stuck.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import json, os, signal, sys, time
+            sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+            from conformance.adapter import Session, encode
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            session = Session()
+            def mark(state):
+                open(os.path.join({str(markers)!r}, f"{{state}}-{{os.getpid()}}"), "w").close()
+            for line in sys.stdin.buffer:
+                request = json.loads(line)
+                mark("started")
+                if request.get("op") == "new":
+                    mark("hung")
+                    time.sleep(3600)
+                sys.stdout.buffer.write(encode(session.handle(request)))
+                sys.stdout.buffer.flush()
+            """
+        )
+    )
+    return [sys.executable, str(script)], markers
+
+
+def interrupt(args: list[str], tmp_path: Path, markers: Path, sig: int):
+    """Start the CLI, wait until an adapter hangs, send ``sig``; return the finished process,
+    its output and the pids of every adapter it started."""
+    proc = subprocess.Popen(
+        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        wait_for(lambda: any(markers.glob("hung-*")), "an adapter to hang")
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=BOUND)
+    finally:
+        proc.kill()
+    pids = [int(path.name.split("-")[1]) for path in markers.glob("started-*")]
+    return proc, out, err, pids
+
+
+# -- interruption ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("sig", "status", "word"),
+    [(signal.SIGINT, 130, "interrupted"), (signal.SIGTERM, 143, "terminated")],
+)
+def test_interrupting_run_kills_the_adapters_without_a_traceback(
+    tmp_path, suite_dir, sig, status, word
+):
+    argv, markers = stuck_adapter(tmp_path)
+    command = cli_argv(
+        "run", str(suite_dir), "--adapter", " ".join(argv), "--jobs", "2", "--timeout", "60"
+    )
+    proc, out, err, pids = interrupt(command, tmp_path, markers, sig)
+    assert proc.returncode == status
+    assert err == f"snapkv-conformance run: {word}\n"
+    assert out == ""
+    wait_for(lambda: not any(alive(pid) for pid in pids), "the adapters to be killed")
+
+
+def test_interrupting_fuzz_kills_the_adapter_without_a_traceback(tmp_path):
+    argv, markers = stuck_adapter(tmp_path)
+    command = cli_argv("fuzz", "--adapter", " ".join(argv), "--seed", "1", "--timeout", "60")
+    proc, out, err, pids = interrupt(command, tmp_path, markers, signal.SIGINT)
+    assert proc.returncode == 130
+    assert err == "snapkv-conformance fuzz: interrupted\n"
+    assert out.startswith("fuzzing ")
+    wait_for(lambda: not any(alive(pid) for pid in pids), "the adapter to be killed")
+
+
+# -- the runner's own faults are raised, not lost ----------------------------------------------
+
+
+def test_an_unexpected_error_while_starting_is_raised_in_the_caller(suite_dir):
+    from conformance.vectors import load_suite
+
+    class Broken(InProcessAdapter):
+        def start(self):
+            raise RuntimeError("bug in an adapter class")
+
+    with pytest.raises(RuntimeError, match="bug in an adapter class"):
+        runner.run_suite(load_suite([suite_dir]), adapter_factory=Broken)
+
+
+def test_an_unexpected_error_in_a_worker_is_raised_in_the_caller(suite_dir):
+    from conformance.vectors import load_suite
+
+    class Broken(InProcessAdapter):
+        def receive(self, ticket):
+            raise RuntimeError("bug while receiving")
+
+    with pytest.raises(RuntimeError, match="bug while receiving"):
+        runner.run_suite(load_suite([suite_dir]), adapter_factory=Broken)
+
+
+# -- adapters that are not adapters ------------------------------------------------------------
+
+
+def test_a_program_echoing_hello_is_not_called_a_refusal():
+    with pytest.raises(AdapterStartError, match="no boolean ok") as caught:
+        parse_handshake({"id": 1, "op": "hello", "protocol": 1})
+    assert "refused" not in str(caught.value)
+
+
+def test_run_with_cat_as_the_adapter_says_it_is_not_an_adapter(suite_dir, capsys):
+    assert cli.main(["run", str(suite_dir), "--adapter", "cat"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert "the answer to hello has no boolean ok (is the program an adapter?)" in captured.err
+
+
+def test_a_huge_timeout_waits_in_slices_instead_of_overflowing(suite_dir, capsys):
+    argv = " ".join(REFERENCE_ARGV)
+    assert cli.main(["run", str(suite_dir), "--adapter", argv, "--timeout", "1e300"]) == 0
+    assert capsys.readouterr().out.endswith("2 passed, 0 failed\n")
+
+
+# -- output files: checked before the run, each written whole or not at all --------------------
+
+
+def test_run_refuses_an_unwritable_output_before_running(tmp_path, suite_dir, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    for option, path, reason in [
+        ("--report", str(blocker / "r.json"), f"{blocker} is not a directory"),
+        ("--junit", str(tmp_path), "is a directory"),
+        ("--write-known-failures", str(blocker / "k.txt"), "is not a directory"),
+    ]:
+        assert cli.main(["run", str(suite_dir), option, path]) == 2
+        captured = capsys.readouterr()
+        assert captured.out == ""  # nothing ran
+        assert captured.err.startswith(f"snapkv-conformance run: error: {option} {path}: ")
+        assert reason in captured.err
+    assert blocker.read_text() == "x"
+
+
+def test_run_writes_every_output_it_can_and_prints_the_results(
+    monkeypatch, tmp_path, suite_dir, capsys
+):
+    def full_disk(path, *args):
+        raise OSError(28, "No space left on device", str(path))
+
+    monkeypatch.setattr(report, "write_json_report", full_disk)
+    junit = tmp_path / "new" / "dir" / "junit.xml"  # missing directories are created
+    known = tmp_path / "known.txt"
+    status = cli.main(
+        [
+            "run",
+            str(suite_dir),
+            "--report",
+            str(tmp_path / "r.json"),
+            "--junit",
+            str(junit),
+            "--write-known-failures",
+            str(known),
+        ]
+    )
+    captured = capsys.readouterr()
+    assert status == 2
+    assert captured.out.endswith("2 passed, 0 failed\n")
+    assert f"--report {tmp_path / 'r.json'}: cannot write: No space left on device" in captured.err
+    assert junit.read_bytes().startswith(b"<?xml")
+    assert known.read_text().startswith("# snapkv-conformance known failures")
+
+
+def test_write_file_keeps_the_old_file_when_the_write_fails(monkeypatch, tmp_path):
+    target = tmp_path / "report.json"
+    target.write_text("old")
+
+    def failing_replace(source, destination):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(report.os, "replace", failing_replace)
+    with pytest.raises(OSError) as caught:
+        report.write_file(target, b"new")
+    assert caught.value.filename == str(target)  # the file asked for, not the temporary one
+    assert target.read_text() == "old"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json"]
+
+
+def test_matrix_checks_out_first_and_prints_the_summary_when_writing_fails(
+    monkeypatch, tmp_path, suite_dir, capsys
+):
+    (tmp_path / "table.md").mkdir()
+    port = "ref=" + " ".join(REFERENCE_ARGV)
+    assert (
+        cli.main(["matrix", str(suite_dir), "--adapter", port, "--out", str(tmp_path / "table")])
+        == 2
+    )
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"--out {tmp_path / 'table.md'}: is a directory" in captured.err
+
+    def full_disk(result, out):
+        raise OSError(28, "No space left on device", str(out) + ".md")
+
+    monkeypatch.setattr("conformance.matrix.write_matrix", full_disk)
+    assert (
+        cli.main(["matrix", str(suite_dir), "--adapter", port, "--out", str(tmp_path / "m")]) == 2
+    )
+    captured = capsys.readouterr()
+    assert captured.out.startswith("ref: 2/2 passed")
+    assert "cannot write: No space left on device" in captured.err
+
+
+def test_mutants_checks_its_outputs_before_the_replay(tmp_path, suite_dir, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("no generated block here\n")
+    args = ["mutants", str(suite_dir), "--mutant", "running-sum"]
+    assert cli.main([*args, "--json", str(tmp_path)]) == 2
+    assert cli.main([*args, "--update-readme", str(readme)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no kill matrix: nothing was replayed
+    assert f"--json {tmp_path}: is a directory" in captured.err
+    assert f"--update-readme {readme}: no <!-- mutants:begin -->" in captured.err
+    assert readme.read_text() == "no generated block here\n"
+
+
+def test_fuzz_refuses_a_save_path_that_is_a_file_before_fuzzing(tmp_path, capsys):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    argv = " ".join(REFERENCE_ARGV)
+    assert cli.main(["fuzz", "--adapter", argv, "--save", str(blocker)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"--save {blocker}: exists and is not a directory" in captured.err
+
+
+def test_fuzz_prints_the_vector_when_it_cannot_be_saved(monkeypatch, tmp_path, capsys):
+    def full_disk(vector, directory):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(fuzz, "save_vector", full_disk)
+    argv = f"{sys.executable} {BUGGY / 'ties_to_higher.py'}"
+    args = ["fuzz", "--adapter", argv, "--seed", "1", "--max-shrinks", "20"]
+    assert cli.main([*args, "--save", str(tmp_path / "out")]) == 2
+    captured = capsys.readouterr()
+    text = captured.out.split("\n", 2)[2]  # after the banner and the difference line
+    vector = json.loads(text)
+    assert vector["format"] == "snapkv-vector/1"
+    assert "cannot write the vector (printed above)" in captured.err
+
+
+# -- vectors named twice -----------------------------------------------------------------------
+
+
+def test_a_file_named_twice_is_one_vector_but_a_copy_is_a_duplicate(tmp_path, suite_dir):
+    one = suite_dir / "cli" / "a.json"
+    vectors = _options.load_vectors([str(suite_dir), str(one), str(suite_dir)])
+    assert [v.id for v in vectors] == ["cli/a", "cli/b"]
+    copy = write_suite(tmp_path / "copy", [plain_vector("cli/a")])
+    with pytest.raises(ValueError, match="duplicate id 'cli/a'"):
+        _options.load_vectors([str(suite_dir), str(copy)])
+
+
+# -- generate --out ----------------------------------------------------------------------------
+
+
+def test_generate_refuses_an_out_that_is_a_file_or_holds_other_json(tmp_path, capsys):
+    afile = tmp_path / "notes.txt"
+    afile.write_text("keep me")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "package.json").write_text("{}")
+    assert cli.main(["generate", "--out", str(afile)]) == 2
+    assert cli.main(["generate", "--check", "--out", str(afile)]) == 2
+    assert cli.main(["generate", "--out", str(project)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert f"--out {afile}: exists and is not a directory" in captured.err
+    assert f"{project / 'package.json'} is not a vector file" in captured.err
+    assert afile.read_text() == "keep me"
+    assert (project / "package.json").read_text() == "{}"
+
+
+def test_generate_failing_halfway_changes_nothing(monkeypatch, tmp_path, capsys):
+    files = dict(list(generator.build_suite().items())[:3])
+    monkeypatch.setattr(generator, "build_suite", lambda: files)
+    out = tmp_path / "suite"
+    assert cli.main(["generate", "--out", str(out)]) == 0
+    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    written = []
+    original = Path.write_bytes
+
+    def fail_on_second(self, data):
+        written.append(self)
+        if len(written) == 2:
+            raise OSError(28, "No space left on device", str(self))
+        return original(self, data)
+
+    monkeypatch.setattr(Path, "write_bytes", fail_on_second)
+    capsys.readouterr()
+    assert cli.main(["generate", "--out", str(out)]) == 2
+    assert "nothing changed" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["suite"]  # no staging left behind
+
+
+# -- streams and terminals ---------------------------------------------------------------------
+
+
+def test_a_closed_stdout_ends_quietly_with_141(tmp_path):
+    proc = subprocess.Popen(
+        cli_argv("generate", "--list"), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    assert proc.wait(BOUND) == 141
+    assert err == b""
+
+
+def test_the_adapter_ends_quietly_when_its_reader_goes_away():
+    proc = subprocess.Popen(
+        cli_argv("adapter"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()
+    with contextlib.suppress(BrokenPipeError):  # the adapter may be gone before all is written
+        proc.stdin.write(b'{"id":1,"op":"evict"}\n' * 10000)
+        proc.stdin.close()
+    err = proc.stderr.read()
+    assert proc.wait(BOUND) == 141
+    assert b"Traceback" not in err
+
+
+def test_progress_fits_the_terminal_of_its_own_stream():
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    with open(follower, "w", encoding="utf-8") as stream:
+        assert report.terminal_width(stream) == 49
+        progress = report.ProgressLine(stream)
+        assert progress.enabled
+        vector = plain_vector("a/very/long/vector/id/that/would/wrap/a/fifty/column/terminal")
+        from conformance.checker import PASS, VectorResult
+
+        progress(VectorResult(vector.id, PASS), 1, 2)
+        stream.flush()
+        text = os.read(leader, 4096).decode()
+    os.close(leader)
+    assert text.startswith("\r")
+    assert len(text) - 1 <= 49
+
+
+def test_an_unknown_option_is_reported_with_the_subcommand_usage(capsys):
+    with pytest.raises(SystemExit) as caught:
+        cli.main(["matrix", "--adapter", "a=b", "-k", "x"])
+    assert caught.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: snapkv-conformance matrix")
+    assert "snapkv-conformance matrix: error: unrecognized arguments: -k\n" in err
