@@ -66,7 +66,8 @@ class VectorResult:
     ``call_index`` and ``op`` name the call the verdict is about (None for a pass);
     ``message`` is one line saying what went wrong; ``expected`` and ``actual`` are JSON values
     (victim lists for victim verdicts, ``{"error": kind}``-style objects for refusals);
-    ``rule`` names the broken invariant; ``diagnosis`` is the scores diagnosis, if any.
+    ``rule`` names the broken invariant; ``diagnosis`` is the scores diagnosis, if any;
+    ``catches`` is, for a failure, the porting mistakes the vector's description says it catches.
     ``known_failure`` is set by the runner when the vector is listed as a known failure.
     """
 
@@ -80,6 +81,7 @@ class VectorResult:
     rule: str | None = None
     stderr_tail: str = ""
     diagnosis: str | None = None
+    catches: str = ""
     exit_status: int | None = None
     duration: float = 0.0
     known_failure: bool = False
@@ -122,6 +124,7 @@ class VectorResult:
             "expected": self.expected,
             "actual": self.actual,
             "diagnosis": self.diagnosis,
+            "catches": self.catches,
             "exit_status": self.exit_status,
             "stderr_tail": self.stderr_tail,
             "duration": round(self.duration, 6),
@@ -170,6 +173,29 @@ class _Tracker:
 
 
 def judge(
+    vector: Vector,
+    responses: Sequence[Mapping[str, Any]],
+    *,
+    failure: Any = None,
+) -> VectorResult:
+    """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
+
+    A failure also carries what the vector says it catches, so a report can name the likely
+    porting mistake next to the evidence. The rules are :func:`_judge_answers`'.
+    """
+    result = _judge_answers(vector, responses, failure=failure)
+    if not result.passed:
+        result.catches = catches_of(vector.description)
+    return result
+
+
+def catches_of(description: str) -> str:
+    """The text after ``Catches:`` in a vector description (SPEC.md §4.2), or ``""``."""
+    _, marker, catches = description.partition("Catches:")
+    return catches.strip() if marker else ""
+
+
+def _judge_answers(
     vector: Vector,
     responses: Sequence[Mapping[str, Any]],
     *,

@@ -104,6 +104,8 @@ def format_result(result: VectorResult) -> str:
         lines.append(f"    actual:   {_compact(result.actual)}")
     if result.diagnosis:
         lines.append(f"    diagnosis: {result.diagnosis}")
+    if result.catches:
+        lines.append(f"    this vector catches: {result.catches}")
     if result.stderr_tail:
         lines.append("    adapter stderr (last lines):")
         lines.extend(f"      | {line}" for line in result.stderr_tail.splitlines())

@@ -410,3 +410,24 @@ def test_session_answers_match_the_in_process_adapter(vector):
     session = Session()
     direct = [session.handle({**c.request, "id": 0}) for c in vector.calls]
     assert [{**answer, "id": 0} for answer in answers_of(vector)] == direct
+
+
+def test_a_failure_names_what_the_vector_catches(vector, answers):
+    described = Vector(
+        vector.id,
+        "Pins one eviction. Catches: ties broken toward the higher position.",
+        vector.tags,
+        vector.params,
+        vector.seed,
+        vector.calls,
+    )
+    index = evict_indices(described)[-1]
+    wrong = judge_with(described, answers, index, victims=[-1])
+    assert not wrong.passed
+    assert wrong.catches == "ties broken toward the higher position."
+    assert wrong.to_json()["catches"] == wrong.catches
+    assert checker.judge(described, answers).catches == ""
+
+
+def test_catches_is_empty_for_a_description_without_the_marker():
+    assert checker.catches_of("Pins something, names nothing.") == ""
