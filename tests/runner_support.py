@@ -21,6 +21,11 @@ BROKEN = Path(__file__).resolve().parent / "broken_adapters"
 REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
 
 
+def mutant_argv(name: str) -> list[str]:
+    """The argv of an adapter serving the catalogued mutant ``name`` (a planted bug)."""
+    return [*REFERENCE_ARGV, "--mutant", name]
+
+
 def broken(name: str) -> list[str]:
     """The argv of ``tests/broken_adapters/<name>.py``."""
     return [sys.executable, str(BROKEN / f"{name}.py")]

@@ -1,25 +1,18 @@
-"""A four-vector suite for the matrix and pytest-plugin tests, and the planted-bug adapters.
+"""A four-vector suite for the matrix and pytest-plugin tests.
 
 Expectations come from the reference (``runner_support.reference_vector``). Against the
-planted bugs of ``tests/buggy_adapters/``: ``ties_to_higher`` fails ``tiny/ties`` and
-``tiny/workload``, ``null_advances_ring`` fails ``tiny/null-ring`` and ``tiny/workload``; the
-reference passes all four.
+catalogued mutants (``runner_support.mutant_argv``): ``ties-to-higher-position`` fails
+``tiny/ties`` and ``tiny/workload``, ``null-advances-ring`` fails ``tiny/null-ring`` and
+``tiny/workload``; the reference passes all four.
 """
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 from runner_support import params, reference_vector, workload, write_suite
 
-BUGGY = Path(__file__).resolve().parent / "buggy_adapters"
 IDS = ("tiny/null-ring", "tiny/refusal", "tiny/ties", "tiny/workload")
-
-
-def buggy(name: str) -> list[str]:
-    """The argv of ``tests/buggy_adapters/<name>.py``."""
-    return [sys.executable, str(BUGGY / f"{name}.py")]
 
 
 def write_small_suite(directory: Path) -> Path:

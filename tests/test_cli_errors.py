@@ -11,6 +11,7 @@ import contextlib
 import fcntl
 import json
 import os
+import shlex
 import signal
 import struct
 import subprocess
@@ -21,13 +22,12 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE_ARGV, plain_vector, write_suite
+from runner_support import REFERENCE_ARGV, mutant_argv, plain_vector, write_suite
 
 from conformance import cli, fuzz, generator, report, runner
 from conformance.commands import _options
 from conformance.driver import AdapterStartError, InProcessAdapter, parse_handshake
 
-BUGGY = Path(__file__).resolve().parent / "buggy_adapters"
 BOUND = 20.0  # seconds allowed for any wait on a subprocess here (a loaded 2-core machine)
 
 
@@ -296,7 +296,7 @@ def test_fuzz_prints_the_vector_when_it_cannot_be_saved(monkeypatch, tmp_path, c
         raise OSError(28, "No space left on device")
 
     monkeypatch.setattr(fuzz, "save_vector", full_disk)
-    argv = f"{sys.executable} {BUGGY / 'ties_to_higher.py'}"
+    argv = shlex.join(mutant_argv("ties-to-higher-position"))
     args = ["fuzz", "--adapter", argv, "--seed", "1", "--max-shrinks", "20"]
     assert cli.main([*args, "--save", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()

@@ -1,6 +1,7 @@
 """The differential fuzzer finds, shrinks and saves the planted bugs; its scenarios are valid.
 
-The planted-bug adapters under ``tests/buggy_adapters/`` each carry one classic porting mistake.
+The planted bugs are catalogued mutants (:mod:`conformance.mutants`), each one classic porting
+mistake, served by ``snapkv-conformance adapter --mutant NAME``.
 Every test here uses the default example budget, so it also checks the promise that the default
 finds these mistakes; the seeds are fixed, so the runs are deterministic.
 """
@@ -16,26 +17,22 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from runner_support import REFERENCE_ARGV
+from runner_support import REFERENCE_ARGV, mutant_argv
 
 from conformance import checker, fuzz, validation
 from conformance.driver import AdapterProcess, InProcessAdapter
+from conformance.mutants import lookup
 from conformance.policy import SnapKV
 from conformance.runner import run_suite
 from conformance.scenarios import scenarios
 from conformance.vectors import load_vector
 
-BUGGY = Path(__file__).resolve().parent / "buggy_adapters"
-PLANTED = ("stale_slot_reuse", "null_advances_ring", "ties_to_higher")
-
-
-def buggy(name: str) -> list[str]:
-    return [sys.executable, str(BUGGY / f"{name}.py")]
+PLANTED = ("stale-history-on-reuse", "null-advances-ring", "ties-to-higher-position")
 
 
 @pytest.mark.parametrize("name", PLANTED)
 def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
-    with AdapterProcess(buggy(name), timeout=10) as adapter:
+    with AdapterProcess(mutant_argv(name), timeout=10) as adapter:
         result = fuzz.fuzz(adapter, seed=0, max_shrinks=100)
         port = adapter.handshake.describe()
     finding = result.finding
@@ -51,14 +48,14 @@ def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
     assert len(vector.calls) == finding.difference.call_index + 1
     _, problems = validation.check_file(path)
     assert problems == []
-    on_bug = run_suite([load_vector(path)], buggy(name), timeout=10)
+    on_bug = run_suite([load_vector(path)], mutant_argv(name), timeout=10)
     assert [r.verdict for r in on_bug.results] == [checker.WRONG_VICTIMS]
     on_reference = run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10)
     assert on_reference.results[0].passed
 
 
 def test_shrinks_a_tie_bug_to_the_smallest_scenario():
-    finding = fuzz.fuzz(planted("ties_to_higher"), seed=3).finding
+    finding = fuzz.fuzz(planted("ties-to-higher-position"), seed=3).finding
     assert finding is not None
     calls = finding.scenario.calls
     # new, a step with nothing kept, a step with one zero weight, evict: a tie of two zeros.
@@ -71,16 +68,16 @@ def test_shrinks_a_tie_bug_to_the_smallest_scenario():
 
 
 def test_the_default_shrink_budget_gets_stale_history_down_to_a_few_calls():
-    finding = fuzz.fuzz(planted("stale_slot_reuse"), seed=3).finding
+    finding = fuzz.fuzz(planted("stale-history-on-reuse"), seed=3).finding
     assert finding is not None
-    # The smallest has 7: new, three steps, evict (one survivor moves down a row), a step
-    # (admitted into the stale row) and the evict that tells.
+    # The smallest has 7: new, two steps, evict (a ring freed), a step (admitted with the
+    # victim's ring), a step and the evict that tells.
     assert 7 <= len(finding.scenario.calls) <= 10
 
 
 def test_the_same_seed_gives_the_same_vector():
-    first = fuzz.fuzz(planted("null_advances_ring"), seed=11, max_shrinks=60).finding
-    second = fuzz.fuzz(planted("null_advances_ring"), seed=11, max_shrinks=60).finding
+    first = fuzz.fuzz(planted("null-advances-ring"), seed=11, max_shrinks=60).finding
+    second = fuzz.fuzz(planted("null-advances-ring"), seed=11, max_shrinks=60).finding
     assert first is not None and second is not None
     assert first.scenario == second.scenario
     assert first.examples_to_find == second.examples_to_find
@@ -122,7 +119,7 @@ def test_every_scenario_makes_a_valid_vector(scenario):
 
 
 def test_cli_saves_a_vector_that_fails_through_run(tmp_path):
-    command = shlex.join(buggy("ties_to_higher"))
+    command = shlex.join(mutant_argv("ties-to-higher-position"))
     save = tmp_path / "found"
     fuzzed = cli("fuzz", "--adapter", command, "--seed", "3", "--save", str(save))
     assert fuzzed.returncode == 1, fuzzed.stderr
@@ -160,17 +157,8 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def planted(name: str) -> InProcessAdapter:
-    """The planted-bug policy of ``tests/buggy_adapters/<name>.py``, run in-process (faster)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(name, BUGGY / f"{name}.py")
-    sys.path.insert(0, str(BUGGY))
-    try:
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.remove(str(BUGGY))
-    (cls,) = [v for v in vars(module).values() if isinstance(v, type) and v.__module__ == name]
-    adapter = InProcessAdapter(cls)
+    """The catalogued mutant ``name``, served in-process (faster than a process)."""
+    mutant = lookup(name)
+    adapter = InProcessAdapter(mutant.factory, mutant.implementation())
     adapter.start()
     return adapter

@@ -10,14 +10,14 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE_ARGV
-from small_suite import IDS, buggy, write_small_suite
+from runner_support import REFERENCE_ARGV, mutant_argv
+from small_suite import IDS, write_small_suite
 
 from conformance import matrix
 from conformance.vectors import load_suite
 
 REFERENCE = shlex.join(REFERENCE_ARGV)
-TIES = shlex.join(buggy("ties_to_higher"))
+TIES = shlex.join(mutant_argv("ties-to-higher-position"))
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +47,7 @@ def test_verdicts_and_pass_counts(two_ports):
     assert [ties.verdict(i) for i in IDS] == ["pass", "pass", "wrong-victims", "wrong-victims"]
     assert (reference.passed(), ties.passed()) == (4, 2)
     assert reference.implementation == ("snapkv-conformance reference", "python", "0.1.0")
-    assert ties.implementation[0] == "planted bug: ties evict the higher position"
+    assert ties.implementation[0] == "mutant:ties-to-higher-position"
     assert not two_ports.all_pass
 
 
@@ -55,7 +55,7 @@ def test_markdown(two_ports):
     text = matrix.to_markdown(two_ports)
     lines = text.splitlines()
     assert "| reference | snapkv-conformance reference | python | 0.1.0 | 4/4 |" in lines
-    assert "| ties | planted bug: ties evict the higher position | python | 0 | 2/4 |" in lines
+    assert "| ties | mutant:ties-to-higher-position | python | 0.1.0 | 2/4 |" in lines
     assert "| vector | reference | ties |" in lines
     assert "| `tiny/ties` | pass | **wrong-victims** |" in lines
     assert "| `tiny/refusal` | pass | pass |" in lines

@@ -12,13 +12,13 @@ import textwrap
 import xml.etree.ElementTree as ET
 
 import pytest
-from runner_support import REFERENCE_ARGV
-from small_suite import IDS, buggy, write_small_suite
+from runner_support import REFERENCE_ARGV, mutant_argv
+from small_suite import IDS, write_small_suite
 
 pytest_plugins = ["pytester"]
 
 REFERENCE = shlex.join(REFERENCE_ARGV)
-TIES = shlex.join(buggy("ties_to_higher"))
+TIES = shlex.join(mutant_argv("ties-to-higher-position"))
 
 
 @pytest.fixture

@@ -1,10 +1,10 @@
 """The committed suite: valid and reproduced by the reference, big enough, small enough, every
 coverage item present, and every trap shown to trap.
 
-A trap is shown by replaying its vector on a deliberately wrong policy (a small subclass of the
-reference, written here, with one porting mistake) and checking that the expectations fail.
-The summation traps are checked against each alternative summation computed here, and the
-reduction vectors against independent TOVA and H2O implementations in plain Python.
+A trap is shown by replaying its vector on a deliberately wrong policy (a catalogued mutant
+from :mod:`conformance.mutants`, or a small subclass of the reference written here for a
+mistake the catalogue does not hold) and checking that the expectations fail. The reduction
+vectors are checked against independent TOVA and H2O implementations in plain Python.
 """
 
 from __future__ import annotations
@@ -17,7 +17,8 @@ import pytest
 
 from conformance import cli
 from conformance.adapter import Session
-from conformance.policy import Params, PolicyError, SnapKV, parse_position
+from conformance.mutants import Mutant, lookup
+from conformance.policy import Params, PolicyError, SnapKV
 from conformance.resources import suite_dir
 from conformance.tags import load_vocabulary
 from conformance.vectors import Vector, load_suite
@@ -233,88 +234,14 @@ def ring(policy: SnapKV) -> np.ndarray:
     return policy._history[: policy._count, :width].astype(np.float64)
 
 
-# Summation: each alternative computes the sums from the same float32 rings.
-
-
-def _float32(policy: SnapKV) -> np.ndarray:
-    total = np.zeros(policy._count, dtype=np.float32)
-    with np.errstate(over="ignore"):
-        for column in ring(policy).T.astype(np.float32):
-            total = (total + column).astype(np.float32)
-    return total.astype(np.float64)
-
-
-def _pairwise(policy: SnapKV) -> np.ndarray:
-    full = np.zeros((policy._count, policy.params.obsWindow))
-    full[:, : ring(policy).shape[1]] = ring(policy)
-    return np.sum(full, axis=1)  # numpy sums a contiguous row pairwise
-
-
-def _ordered(policy: SnapKV, order: list[int]) -> np.ndarray:
-    full = np.zeros((policy._count, policy.params.obsWindow))
-    full[:, : ring(policy).shape[1]] = ring(policy)
-    total = np.zeros(policy._count)
-    for column in order:
-        total = total + full[:, column]
-    return total
-
-
-def _reversed(policy: SnapKV) -> np.ndarray:
-    return _ordered(policy, list(range(policy.params.obsWindow))[::-1])
-
-
-def _chronological(policy: SnapKV) -> np.ndarray:
-    obs = policy.params.obsWindow
-    return _ordered(policy, [(policy.slot + t) % obs for t in range(obs)])
-
-
-def _kahan(policy: SnapKV) -> np.ndarray:
-    sums = []
-    for row in ring(policy):
-        total = compensation = 0.0
-        for value in row:
-            corrected = value - compensation
-            moved = total + corrected
-            compensation = (moved - total) - corrected
-            total = moved
-        sums.append(total)
-    return np.array(sums)
-
-
-def with_sums(compute: Callable[[SnapKV], np.ndarray]) -> type[SnapKV]:
-    class AlternativeSum(SnapKV):
-        def window_sums(self) -> np.ndarray:
-            return compute(self)
-
-    return AlternativeSum
-
-
-class RunningSum(SnapKV):
-    """A total per position, updated at each write: add the new weight, subtract the old."""
-
-    def __init__(self, params: Any, seed: int = 0) -> None:
-        super().__init__(params, seed)
-        self.totals: dict[int, float] = {}
-
-    def record(self, weights: np.ndarray) -> None:
-        self._ensure_width(self.slot + 1)
-        old = self._history[: self._count, self.slot].astype(np.float64)
-        for position, new, gone in zip(self.kept, weights.astype(np.float64), old, strict=True):
-            total = self.totals.get(int(position), 0.0) + float(new)
-            self.totals[int(position)] = total - float(gone)
-        super().record(weights)
-
-    def window_sums(self) -> np.ndarray:
-        return np.array([self.totals.get(int(p), 0.0) for p in self.kept], dtype=np.float64)
-
-
-SUMMATIONS: dict[str, type[SnapKV]] = {
-    "float32": with_sums(_float32),
-    "pairwise": with_sums(_pairwise),
-    "reversed": with_sums(_reversed),
-    "chronological": with_sums(_chronological),
-    "kahan": with_sums(_kahan),
-    "running": RunningSum,
+#: Each alternative summation, by the word a trap's description names it with, as its mutant.
+SUMMATIONS: dict[str, Mutant] = {
+    "float32": lookup("float32-accumulation"),
+    "pairwise": lookup("pairwise-summation"),
+    "reversed": lookup("reversed-slot-order"),
+    "chronological": lookup("chronological-order"),
+    "kahan": lookup("kahan-summation"),
+    "running": lookup("running-sum"),
 }
 
 #: Each summation trap and the alternatives its description says it catches.
@@ -337,7 +264,7 @@ SUMMATION_TRAPS: dict[str, list[str]] = {
 def test_summation_trap_evicts_differently_under_the_alternative(suite, vector_id, alternative):
     vector = suite[vector_id]
     assert outcomes(vector, SnapKV) == expected(vector)
-    assert outcomes(vector, SUMMATIONS[alternative]) != expected(vector)
+    assert outcomes(vector, SUMMATIONS[alternative].factory) != expected(vector)
     assert alternative in vector.description.lower()
 
 
@@ -345,13 +272,8 @@ def test_every_summation_alternative_is_trapped():
     assert {alt for alts in SUMMATION_TRAPS.values() for alt in alts} == set(SUMMATIONS)
 
 
-# Other porting mistakes, each one method of the reference done wrong.
-
-
-class TiesToHigher(SnapKV):
-    def select(self, pooled, count):
-        candidates = self.candidate_count()
-        return np.lexsort((-self._positions[:candidates], pooled[:candidates]))[:count]
+# Other porting mistakes, each one method of the reference done wrong: catalogued mutants
+# (by name) where the catalogue holds the mistake, else a subclass written here.
 
 
 class TiesByRawSum(SnapKV):
@@ -359,24 +281,6 @@ class TiesByRawSum(SnapKV):
         candidates = self.candidate_count()
         keys = (self._positions[:candidates], self.window_sums()[:candidates], pooled[:candidates])
         return np.lexsort(keys)[:count]
-
-
-class RankOrder(SnapKV):
-    def order_victims(self, victims):
-        return [int(p) for p in self._positions[victims]]
-
-
-class OneVictimPerCall(SnapKV):
-    def evict(self):
-        extra = self._count - self.params.budget - 1
-        if extra <= 0:
-            return super().evict()
-        budget = self.params
-        self.params = Params(budget.budget + extra, budget.recentWindow, *_ring(budget))
-        try:
-            return super().evict()
-        finally:
-            self.params = budget
 
 
 class UnsignedCount(SnapKV):
@@ -393,29 +297,6 @@ class UnsignedCount(SnapKV):
 
 def _ring(params: Params) -> tuple[int, int]:
     return params.obsWindow, params.poolKernel
-
-
-class NullAdvances(SnapKV):
-    def step(self, pos, attn):
-        position = self.check_position(pos)
-        weights = self.check_attention(attn)
-        if weights is None:
-            self.slot = (self.slot + 1) % self.params.obsWindow
-        else:
-            self.record(weights)
-        self.admit(position)
-
-
-class NullWritesZeros(SnapKV):
-    def check_attention(self, attn):
-        weights = super().check_attention(attn)
-        return np.zeros(self._count, dtype=np.float32) if weights is None else weights
-
-
-class EmptyListIsNull(SnapKV):
-    def record(self, weights):
-        if self._count:
-            super().record(weights)
 
 
 class WindowPlusOne(SnapKV):
@@ -441,36 +322,13 @@ class StaleRowLeftByCompaction(SnapKV):
         self._last_admitted = position
 
 
-class StaleRowOfTheVictim(SnapKV):
-    """Fixed storage slots: a new position takes the row of the last evicted one, uncleared."""
-
-    def __init__(self, params, seed=0):
-        super().__init__(params, seed)
-        self.freed: list[np.ndarray] = []
-
-    def evict(self):
-        rows = {int(p): row.copy() for p, row in zip(self.kept, ring(self), strict=True)}
-        victims = super().evict()
-        self.freed += [rows[v] for v in victims]
-        return victims
-
-    def admit(self, position):
-        super().admit(position)
-        if self.freed:
-            row = self.freed.pop()
-            self._ensure_width(len(row))
-            self._history[self._count - 1, : len(row)] = row
-
-
-def _windowed(policy: SnapKV, sums: np.ndarray, low: int, high: int, *, wrap=False, mean=False):
+def _windowed(policy: SnapKV, sums: np.ndarray, low: int, high: int, *, mean=False):
+    """Max (or, with ``mean``, the mean) over kept indices ``i + low .. i + high``, clamped."""
     count = len(sums)
     pooled = np.empty(count)
     for i in range(count):
         offsets = range(max(low, -count), min(high, count) + 1)
-        if wrap:
-            window = [sums[(i + o) % count] for o in offsets]
-        else:
-            window = [sums[i + o] for o in offsets if 0 <= i + o < count]
+        window = [sums[i + o] for o in offsets if 0 <= i + o < count]
         pooled[i] = sum(window) / len(window) if mean else max(window)
     return pooled
 
@@ -484,15 +342,6 @@ def pooling(low: Callable[[int], int], high: Callable[[int], int], **how) -> typ
     return WrongPooling
 
 
-class PoolingOverPositionNumbers(SnapKV):
-    def pool(self, sums):
-        radius = (self.params.poolKernel - 1) // 2
-        kept = [int(p) for p in self.kept]
-        return np.array(
-            [max(s for q, s in zip(kept, sums, strict=True) if abs(q - p) <= radius) for p in kept]
-        )
-
-
 class EdgesUnpooled(SnapKV):
     def pool(self, sums):
         radius = (self.params.poolKernel - 1) // 2
@@ -500,12 +349,6 @@ class EdgesUnpooled(SnapKV):
         for i in range(radius, len(sums) - radius):
             pooled[i] = max(sums[i - radius : i + radius + 1])
         return pooled
-
-
-class RecentLeftOutOfPooling(SnapKV):
-    def pool(self, sums):
-        candidates = self.candidate_count()
-        return np.concatenate([super().pool(sums[:candidates]), sums[candidates:]])
 
 
 def recent(count: Callable[[SnapKV], int]) -> type[SnapKV]:
@@ -545,38 +388,12 @@ class FlushesSubnormals(SnapKV):
         return weights
 
 
-class AdmitsBeforeJudgingAttention(SnapKV):
-    def step(self, pos, attn):
-        self.admit(self.check_position(pos))
-        self._count -= 1  # judge and write as if not yet admitted
-        try:
-            weights = self.check_attention(attn)
-            if weights is not None:
-                self.record(weights)
-        finally:
-            self._count += 1
-
-
 class WritesBeforeJudgingPosition(SnapKV):
     def step(self, pos, attn):
         weights = self.check_attention(attn)
         if weights is not None:
             self.record(weights)
         self.admit(self.check_position(pos))
-
-
-class PartialWrite(SnapKV):
-    def check_attention(self, attn):
-        try:
-            return super().check_attention(attn)
-        except PolicyError:
-            if isinstance(attn, list) and len(attn) == self._count:
-                self._ensure_width(self.slot + 1)
-                for index, weight in enumerate(attn):
-                    if not isinstance(weight, int | float) or not 0 <= weight < 3e38:
-                        break
-                    self._history[index, self.slot] = weight
-            raise
 
 
 class CursorMovesOnRefusal(SnapKV):
@@ -586,16 +403,6 @@ class CursorMovesOnRefusal(SnapKV):
         except PolicyError:
             self.slot = (self.slot + 1) % self.params.obsWindow
             raise
-
-
-class OrderAgainstHighestKept(SnapKV):
-    def check_position(self, pos):
-        return parse_position(pos, int(self.kept[-1]) if self._count else None)
-
-
-class Positions16Bit(SnapKV):
-    def order_victims(self, victims):
-        return [position & 0xFFFF for position in super().order_victims(victims)]
 
 
 def keeps_cursor_across_new() -> Factory:
@@ -631,27 +438,32 @@ def refused_new_sets_budget() -> Factory:
 
 
 def _factory(mistake: Any) -> Factory:
+    """The policy factory of a trap's wrong policy: a mutant name, a class or a factory maker."""
+    if isinstance(mistake, str):
+        return lookup(mistake).factory
     return mistake() if callable(mistake) and not isinstance(mistake, type) else mistake
 
 
-#: Each hand-built trap and the wrong policies it must catch (the mistake its description names).
+#: Each hand-built trap and the wrong policies it must catch (the mistake its description names):
+#: a catalogued mutant's name, a wrong policy class, or a maker of a session's policy factory.
 TRAPS: dict[str, list[Any]] = {
-    "ties/lower-position-first": [TiesToHigher],
-    "ties/many-candidates": [TiesToHigher, OneVictimPerCall],
+    "ties/lower-position-first": ["ties-to-higher-position"],
+    "ties/many-candidates": ["ties-to-higher-position", "one-victim-per-evict"],
     "ties/pooled-not-raw": [TiesByRawSum],
-    "order/victims-ascending": [RankOrder],
-    "evict/many-victims-one-call": [OneVictimPerCall],
+    "order/victims-ascending": ["victims-in-rank-order"],
+    "evict/many-victims-one-call": ["one-victim-per-evict"],
     "evict/nothing-to-evict": [UnsignedCount],
-    "null/does-not-advance-ring": [NullAdvances, NullWritesZeros],
-    "null/writes-nothing": [NullWritesZeros],
+    "null/does-not-advance-ring": ["null-advances-ring", "null-writes-zeros"],
+    "null/writes-nothing": ["null-writes-zeros"],
     "ring/wrap-around": [NeverWraps],
-    "ring/empty-attention-advances": [EmptyListIsNull],
+    "ring/empty-attention-advances": ["empty-attention-as-null"],
     "ring/obs-window-one": [WindowPlusOne],
-    "ring/stale-history-on-slot-reuse": [StaleRowLeftByCompaction, StaleRowOfTheVictim],
+    # Two storages: a row left behind by compaction, and the victim's ring (the catalogued one).
+    "ring/stale-history-on-slot-reuse": [StaleRowLeftByCompaction, "stale-history-on-reuse"],
     "pooling/kernel-3-radius-1": [
         pooling(lambda r: -r - 1, lambda r: r + 1),
         pooling(lambda r: 1 - r, lambda r: r - 1),
-        pooling(lambda r: -2 * r - 1, lambda r: 2 * r + 1),
+        "kernel-as-radius",
         pooling(lambda r: 0, lambda r: 2 * r),
     ],
     "pooling/kernel-5-radius-2": [
@@ -664,29 +476,31 @@ TRAPS: dict[str, list[Any]] = {
         pooling(lambda r: 1 - r, lambda r: r - 1),
         pooling(lambda r: 0, lambda r: 2 * r),
     ],
+    # The mean over the clamped window (avg_pool1d without count_include_pad); the catalogued
+    # average-pooling divides by poolKernel instead, a different policy at the ends.
     "pooling/max-not-average": [pooling(lambda r: -r, lambda r: r, mean=True)],
     "pooling/clamp-left-defended": [EdgesUnpooled],
     "pooling/clamp-right-defended": [EdgesUnpooled],
-    "pooling/clamp-left-no-wrap": [pooling(lambda r: -r, lambda r: r, wrap=True)],
-    "pooling/clamp-right-no-wrap": [pooling(lambda r: -r, lambda r: r, wrap=True)],
-    "pooling/across-eviction-holes": [PoolingOverPositionNumbers],
-    "pooling/gapped-positions": [PoolingOverPositionNumbers],
-    "recent/defends-neighbour": [RecentLeftOutOfPooling, recent(lambda p: p._count)],
+    "pooling/clamp-left-no-wrap": ["wrap-around-pooling"],
+    "pooling/clamp-right-no-wrap": ["wrap-around-pooling"],
+    "pooling/across-eviction-holes": ["pool-over-position-numbers"],
+    "pooling/gapped-positions": ["pool-over-position-numbers"],
+    "recent/defends-neighbour": ["recent-excluded-from-pooling", "recent-made-candidates"],
     "recent/window-off-by-one": [
-        recent(lambda p: p._count - p.params.recentWindow - 1),
-        recent(lambda p: p._count - p.params.recentWindow + 1),
+        "recent-window-one-long",
+        "recent-window-one-short",
         RecentByPositionNumber,
     ],
     "recent/window-zero": [recent(lambda p: p._count - (p.params.recentWindow or p._count))],
     "weights/negative-zero": [NegativeZeroBelowZero],
     "weights/subnormal": [FlushesSubnormals],
     "atomicity/refused-position-writes-nothing": [WritesBeforeJudgingPosition],
-    "atomicity/refused-attention-admits-nothing": [AdmitsBeforeJudgingAttention],
-    "atomicity/refused-attention-partial-write": [PartialWrite],
+    "atomicity/refused-attention-admits-nothing": ["refused-step-still-admits"],
+    "atomicity/refused-attention-partial-write": ["partial-write-on-refusal"],
     "atomicity/refused-attention-cursor-unmoved": [CursorMovesOnRefusal],
-    "position/equal-to-evicted": [OrderAgainstHighestKept],
-    "position/near-int31-max": [Positions16Bit],
-    "position/above-16-bits": [Positions16Bit],
+    "position/equal-to-evicted": ["position-checked-against-kept"],
+    "position/near-int31-max": ["positions-truncated-16-bit"],
+    "position/above-16-bits": ["positions-truncated-16-bit"],
     "lifecycle/new-replaces-policy": [keeps_cursor_across_new],
     "lifecycle/refused-new-keeps-policy": [refused_new_sets_budget],
 }
