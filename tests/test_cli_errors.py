@@ -48,6 +48,14 @@ def wait_for(predicate, what: str) -> None:
 
 
 def alive(pid: int) -> bool:
+    """Running, as opposed to gone or a zombie (a killed orphan this sandbox's init may not
+    reap at once, which signal 0 would still find)."""
+    stat = Path(f"/proc/{pid}/stat")
+    if stat.parent.parent.is_dir() and Path("/proc/self").exists():
+        try:
+            return stat.read_text().rsplit(")", 1)[1].split()[0] != "Z"
+        except (FileNotFoundError, ProcessLookupError):
+            return False
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
@@ -90,7 +98,15 @@ def interrupt(args: list[str], tmp_path: Path, markers: Path, sig: int):
     """Start the CLI, wait until an adapter hangs, send ``sig``; return the finished process,
     its output and the pids of every adapter it started."""
     proc = subprocess.Popen(
-        args, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        args,
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # A job started in the background by a non-interactive shell (as CI may start this
+        # test run) inherits SIGINT ignored, and Python then keeps ignoring it; a user's
+        # terminal delivers it, so give the CLI the default disposition a terminal would.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     try:
         wait_for(lambda: any(markers.glob("hung-*")), "an adapter to hang")
