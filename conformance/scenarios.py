@@ -276,13 +276,6 @@ class Materialiser:
         return Scenario(tuple(self.calls), tuple(self.expected))
 
 
-def materialise(plan: Sequence[Action]) -> Scenario:
-    """Turn a whole plan of actions into a scenario with the reference's answers."""
-    materialiser = Materialiser()
-    materialiser.add(plan)
-    return materialiser.scenario()
-
-
 def replay(calls: Sequence[dict[str, Any]]) -> Scenario:
     """The scenario of ``calls`` (requests without ``id``) with a fresh reference's answers."""
     session = Session(new_policy)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.policy import FLOAT32_MAX, check_weight_literal, float32_literal, new_policy
-from conformance.vectors import Vector, VectorError, iter_vector_files
+from conformance.vectors import Vector, VectorError, iter_vector_files, refuse_json_constant
 
 PolicyFactory = Callable[[Mapping[str, Any], int], Any]
 
@@ -49,10 +49,6 @@ class FloatLiteral(float):
         return value
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     result: dict[str, Any] = {}
     for key, value in pairs:
@@ -69,7 +65,7 @@ def parse_json(text: str, *, keep_literals: bool = False) -> Any:
     """
     return json.loads(
         text,
-        parse_constant=_refuse_constant,
+        parse_constant=refuse_json_constant,
         object_pairs_hook=_no_duplicates,
         parse_float=FloatLiteral if keep_literals else float,
     )

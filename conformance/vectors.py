@@ -140,7 +140,8 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def _refuse_constant(name: str) -> Any:
+def refuse_json_constant(name: str) -> Any:
+    """A ``parse_constant`` hook: vector files are strict JSON, without NaN or Infinity."""
     raise ValueError(f"{name} is not valid JSON")
 
 
@@ -152,7 +153,7 @@ def load_vector(path: str | Path) -> Vector:
     except (OSError, UnicodeDecodeError) as error:
         raise VectorError(path, "", f"cannot read: {error}") from None
     try:
-        data = json.loads(text, parse_constant=_refuse_constant)
+        data = json.loads(text, parse_constant=refuse_json_constant)
     except ValueError as error:
         raise VectorError(path, "", f"not valid JSON: {error}") from None
     return dataclasses.replace(Vector.from_json(data, path), source=text)
