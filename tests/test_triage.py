@@ -90,7 +90,7 @@ def test_ranking_is_deterministic() -> None:
     first = triage_of(run).to_json()
     second = triage_of(run).to_json()
     assert first == second
-    assert [item["mistake"] for item in first["likely"]][0] == "kahan-summation"
+    assert first["likely"][0]["mistake"] == "kahan-summation"
 
 
 def test_a_mistake_left_out_of_the_catalogue_is_said_not_found_or_partial() -> None:
