@@ -186,3 +186,36 @@ def test_pytest_terminal_summary_carries_the_triage(pytester: Any) -> None:
     section = output[output.index("snapkv triage") :]
     assert "triage: likely cause: " in section
     assert "ties-to-higher-position" in section
+
+
+def test_fuzz_accept_finds_the_next_different_mistake() -> None:
+    from conformance import fuzz
+    from conformance.mutants.selection import TiesToHigherPosition
+    from conformance.scenarios import replay
+
+    class Both(TiesToHigherPosition, ForwardOnlyPooling):
+        """Ties go to the higher position, and pooling only looks ahead."""
+
+    adapter = InProcessAdapter(Both, {"name": "both", "language": "python", "version": "0"})
+    adapter.start()
+    accepted = fuzz.accepting(["ties-to-higher-position"])
+    result = fuzz.fuzz(adapter, max_examples=300, seed=1, reference=accepted)
+    assert result.finding is not None
+    calls = result.finding.scenario.calls
+    port = replay(calls, Both).expected
+    # the difference is not the accepted mistake: with it accepted the answers still differ...
+    assert replay(calls, accepted).expected != port
+    # ...and it is the other one: with both accepted the port's answers are reproduced
+    assert (
+        replay(calls, fuzz.accepting(["ties-to-higher-position", "forward-only-pooling"])).expected
+        == port
+    )
+
+
+def test_fuzz_accept_refuses_unknown_and_clashing_mistakes() -> None:
+    from conformance import fuzz
+
+    with pytest.raises(ValueError, match="unknown mutant"):
+        fuzz.accepting(["no-such-mistake"])
+    with pytest.raises(ValueError, match="same step"):
+        fuzz.accepting(["float32-accumulation", "kahan-summation"])
