@@ -190,26 +190,24 @@ def test_pytest_terminal_summary_carries_the_triage(pytester: Any) -> None:
 
 def test_fuzz_accept_finds_the_next_different_mistake() -> None:
     from conformance import fuzz
-    from conformance.mutants.selection import TiesToHigherPosition
+    from conformance.mutants.selection import RecentMadeCandidates, TiesToHigherPosition
     from conformance.scenarios import replay
 
-    class Both(TiesToHigherPosition, ForwardOnlyPooling):
-        """Ties go to the higher position, and pooling only looks ahead."""
+    class Both(TiesToHigherPosition, RecentMadeCandidates):
+        """Ties go to the higher position, and the recent window protects nothing."""
 
     adapter = InProcessAdapter(Both, {"name": "both", "language": "python", "version": "0"})
     adapter.start()
     accepted = fuzz.accepting(["ties-to-higher-position"])
-    result = fuzz.fuzz(adapter, max_examples=300, seed=1, reference=accepted)
+    result = fuzz.fuzz(adapter, seed=1, reference=accepted)
     assert result.finding is not None
     calls = result.finding.scenario.calls
     port = replay(calls, Both).expected
     # the difference is not the accepted mistake: with it accepted the answers still differ...
     assert replay(calls, accepted).expected != port
     # ...and it is the other one: with both accepted the port's answers are reproduced
-    assert (
-        replay(calls, fuzz.accepting(["ties-to-higher-position", "forward-only-pooling"])).expected
-        == port
-    )
+    both = fuzz.accepting(["ties-to-higher-position", "recent-made-candidates"])
+    assert replay(calls, both).expected == port
 
 
 def test_fuzz_accept_refuses_unknown_and_clashing_mistakes() -> None:
