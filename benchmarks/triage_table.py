@@ -55,9 +55,8 @@ def leave_one_out(suite: list) -> None:
         total += 1
         shown = top.mistake if top else "(nothing reproduces any failure)"
         explains = f"{top.explains}/{top.of}" if top else "-"
-        print(
-            f"{mutant.name:36} {found.failing:>7}  {shown[:48]:48} {explains:>8}  {'yes' if ok else 'no'}"
-        )
+        verdict = "yes" if ok else "no"
+        print(f"{mutant.name:36} {found.failing:>7}  {shown[:48]:48} {explains:>8}  {verdict}")
     print(f"close relative first: {close} of {total}\n")
 
 
