@@ -98,7 +98,11 @@ def load_schemas(directory: str | Path | None = None) -> dict[str, dict[str, Any
 
 @cache
 def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
-    """A draft 2020-12 validator (strict integers) for ``schema/<name>``, refs resolved."""
+    """A draft 2020-12 validator (strict integers) for ``schema/<name>``, refs resolved.
+
+    ``<file>#<def>`` selects one definition: for a request schema ``#/$defs/<def>``; for the
+    response schema the answer to op ``<def>``, that is its success shape or a refusal.
+    """
     from referencing import Registry, Resource
 
     schemas = load_schemas()
@@ -107,7 +111,18 @@ def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
         for schema in schemas.values()
         if isinstance(schema, dict) and "$id" in schema
     )
-    return _validator_class()(schemas[name], registry=registry)
+    file, _, definition = name.partition("#")
+    schema = schemas[file]
+    if definition:
+        ref = {"$ref": f"{schema['$id']}#/$defs/{definition}"}
+        if file == RESPONSE_SCHEMA:
+            ref = {
+                "if": {"required": ["ok"], "properties": {"ok": {"const": False}}},
+                "then": {"$ref": f"{schema['$id']}#/$defs/refusal"},
+                "else": ref,
+            }
+        schema = {"$schema": schema["$schema"], **ref}
+    return _validator_class()(schema, registry=registry)
 
 
 def json_pointer(parts: Iterable[Any]) -> str:
