@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from conformance.protocol import ERROR_KINDS
+
 INT31_MAX = 2**31 - 1
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -30,16 +32,6 @@ DEFAULT_PARAMS: dict[str, int] = {
     "obsWindow": 16,
     "poolKernel": 7,
 }
-
-#: The error kinds of protocol v1 (SPEC.md §3.3). Nothing may be renamed.
-ERROR_KINDS = (
-    "invalid-params",
-    "invalid-attention",
-    "invalid-position",
-    "no-policy",
-    "bad-request",
-    "unsupported",
-)
 
 
 class PolicyError(Exception):

@@ -149,8 +149,13 @@ def encode(message: Mapping[str, Any]) -> bytes:
 
 
 def encode_body(request: Mapping[str, Any]) -> bytes:
-    """A request line without its id: ``{"id":N,`` is prefixed when it is sent."""
-    return encode(request)[1:]
+    """A request line without its opening brace and ``id``: ``"op":...}\\n``, or ``}\\n``.
+
+    The sender writes ``{"id":N,`` (or ``{"id":N``) before it. Non-ASCII text is escaped, so a
+    lone surrogate in a refused field is sent as JSON says rather than failing to encode.
+    """
+    fields = {key: value for key, value in request.items() if key != "id"}
+    return encode(fields)[1:] if fields else b"}\n"
 
 
 # -- typed requests ---------------------------------------------------------------------------
@@ -374,7 +379,7 @@ def parse_answer(answer: Mapping[str, Any], op: str) -> Answer:
     problem = answer_problem(answer, op)
     if problem is not None:
         raise ValueError(problem)
-    request_id = answer.get("id")
+    request_id: Any = answer.get("id")  # the driver has checked it
     if answer["ok"] is False:
         error = answer["error"]
         return Refusal(request_id, error["kind"], error["message"])
@@ -470,7 +475,12 @@ def validate_message(direction: Direction, message: Any, op: str | None = None) 
     any v1 answer. The schemas are closed and constrain values too, so a message can break them
     and still be answered (a request with a value the policy refuses, say).
     """
-    from conformance.validation import REQUEST_SCHEMA, RESPONSE_SCHEMA, json_pointer, schema_validator
+    from conformance.validation import (
+        REQUEST_SCHEMA,
+        RESPONSE_SCHEMA,
+        json_pointer,
+        schema_validator,
+    )
 
     name = REQUEST_SCHEMA if direction == "request" else RESPONSE_SCHEMA
     if direction == "response" and op is not None and op in OPS:
