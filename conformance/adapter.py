@@ -145,7 +145,7 @@ class Session:
         if protocol != PROTOCOL_VERSION or type(protocol) is not int:
             raise PolicyError(
                 "unsupported",
-                f"this adapter speaks protocol {PROTOCOL_VERSION}, not {show(protocol, 60)}",
+                f"this adapter speaks protocol {PROTOCOL_VERSION}, not {show(protocol)}",
             )
         return {
             "protocol": PROTOCOL_VERSION,
@@ -156,7 +156,7 @@ class Session:
     def op_new(self, request: New) -> dict[str, Any]:
         if type(request.seed) is not int:
             raise PolicyError(
-                "invalid-params", f"seed must be an integer, got {show(request.seed, 60)}"
+                "invalid-params", f"seed must be an integer, got {show(request.seed)}"
             )
         self.policy = self.factory(request.params, request.seed)
         return {}

@@ -18,10 +18,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.protocol import answer_problem, scores_problem
+from conformance.text import catches_of, json_text
 from conformance.vectors import Call, Vector
 
 PASS = "pass"
@@ -85,6 +86,8 @@ class VectorResult:
     exit_status: int | None = None
     duration: float = 0.0
     known_failure: bool = False
+    #: What the adapter answered to each call, for triage (failures only; not in reports).
+    answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -185,14 +188,11 @@ def judge(
     """
     result = _judge_answers(vector, responses, failure=failure)
     if not result.passed:
+        from conformance.triage import answer_outcomes
+
         result.catches = catches_of(vector.description)
+        result.answers = answer_outcomes(vector, responses, failure and failure.kind)
     return result
-
-
-def catches_of(description: str) -> str:
-    """The text after ``Catches:`` in a vector description (SPEC.md §4.2), or ``""``."""
-    _, marker, catches = description.partition("Catches:")
-    return catches.strip() if marker else ""
 
 
 def _judge_answers(
@@ -297,7 +297,7 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, 
         return fail(BROKEN_INVARIANT, message, rule=rule, expected=expected, actual=victims)
 
     if not isinstance(victims, list) or not all(type(v) is int for v in victims):
-        raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {_show(victims)}")
+        raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {json_text(victims)}")
     for before, after in itertools.pairwise(victims):
         if after <= before:
             what = f"repeat position {after}" if after == before else f"put {after} after {before}"
@@ -364,7 +364,7 @@ def diagnose(
     scores_answer, evict_answer = answers[call_index], answers[call_index + 1]
     if scores_answer.get("ok") is not True:
         error = scores_answer.get("error")
-        return f"no diagnosis: the adapter announced scores but refused it: {_show(error)}"
+        return f"no diagnosis: the adapter announced scores but refused it: {json_text(error)}"
     problem = scores_problem(scores_answer)
     if problem is not None:
         return f"no diagnosis: {problem}"
@@ -375,8 +375,8 @@ def diagnose(
     parts = []
     if first_victims is not None and victims != first_victims:
         parts.append(
-            f"replaying the vector gave different victims ({_show(victims)}, first run "
-            f"{_show(first_victims)}): the adapter is not deterministic"
+            f"replaying the vector gave different victims ({json_text(victims)}, first run "
+            f"{json_text(first_victims)}): the adapter is not deterministic"
         )
     parts.append(_own_selection(vector, call_index, positions, pooled, victims))
     parts.append(_against_reference(vector, call_index, positions, sums, pooled))
@@ -404,12 +404,12 @@ def _own_selection(
     if isinstance(victims, list) and sorted(victims, key=str) == sorted(own, key=str):
         return (
             f"Its victims are {lowest} in its own scores, but not in ascending order: "
-            f"{_show(victims)}."
+            f"{json_text(victims)}."
         )
     return (
         f"Its selection is wrong: by its own scores {lowest} "
         f"{'is' if state.excess == 1 else 'are'} {_show_positions(own)}, "
-        f"but it evicted {_show(victims)}."
+        f"but it evicted {json_text(victims)}."
     )
 
 
@@ -479,11 +479,6 @@ def _victims_note(call: Call) -> str:
 
 def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in answer.items() if key != "id"}
-
-
-def _show(value: Any, limit: int = 160) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _show_positions(positions: Sequence[int], limit: int = 16) -> str:

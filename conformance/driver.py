@@ -33,6 +33,7 @@ from typing import Any, Self
 
 from conformance import pipes, protocol
 from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer
+from conformance.text import json_text
 
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
 MAX_LINE = 16 * 1024 * 1024
@@ -193,11 +194,6 @@ def prepare(requests: Sequence[Mapping[str, Any]] | Prepared) -> Prepared:
 def encode_body(request: Mapping[str, Any]) -> bytes:
     """A request as compact JSON minus its opening ``{``, plus the newline: ``"op":...}\\n``."""
     return protocol.encode_body(request)
-
-
-def _show(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _status_text(status: int | None) -> str:
@@ -426,14 +422,14 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the answer line is longer than {self.max_line} bytes (not read further); "
-                f"it starts {_show(data[:80])}",
+                f"it starts {json_text(data[:80])}",
                 answers,
             )
         status = self._wait_exit()
         if tag == pipes.PARTIAL:
             detail = (
                 f"the adapter stopped in the middle of its answer and exited "
-                f"({_status_text(status)}); the unfinished line: {_show(data[:200])}"
+                f"({_status_text(status)}); the unfinished line: {json_text(data[:200])}"
             )
         elif status is None:
             detail = "the adapter closed its stdout without answering"
@@ -453,7 +449,7 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the answer is not UTF-8 ({error.reason} at byte {error.start}): "
-                f"{_show(line[:120])}",
+                f"{json_text(line[:120])}",
                 answers,
             ) from None
         try:
@@ -462,14 +458,14 @@ class AdapterProcess(_Adapter):
             raise self._failure(
                 "protocol",
                 index,
-                f"the answer is not JSON ({error}): {_show(text[:120])}",
+                f"the answer is not JSON ({error}): {json_text(text[:120])}",
                 answers,
             ) from None
         if not isinstance(answer, dict):
             raise self._failure(
                 "protocol",
                 index,
-                f"the answer is not a JSON object: {_show(answer)}",
+                f"the answer is not a JSON object: {json_text(answer)}",
                 answers,
             )
         expected = first + index
@@ -512,13 +508,13 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the adapter could not read the request (it answered with id null: "
-                f"{_show(error)})",
+                f"{json_text(error)})",
                 answers,
             )
         return self._failure(
             "protocol",
             index,
-            f"the answer has id {_show(got)}, expected {expected}",
+            f"the answer has id {json_text(got)}, expected {expected}",
             answers,
         )
 

@@ -239,14 +239,14 @@ def parse_request(message: Any, implemented: Sequence[str] = OPS) -> Request:
     are ignored. An op of ``OPS`` not in ``implemented`` is ``unsupported``.
     """
     if not isinstance(message, dict):
-        raise BadRequest(None, f"request must be an object, got {show(message, 60)}")
+        raise BadRequest(None, f"request must be an object, got {show(message)}")
     request_id = message.get("id")
     if type(request_id) is not int:
-        raise BadRequest(None, f"id must be an integer, got {show(request_id, 60)}")
+        raise BadRequest(None, f"id must be an integer, got {show(request_id)}")
     op = message.get("op")
     kind = REQUEST_TYPES.get(op) if isinstance(op, str) else None
     if kind is None:
-        raise BadRequest(request_id, f"unknown op {show(op, 60)}")
+        raise BadRequest(request_id, f"unknown op {show(op)}")
     if op not in implemented:
         raise BadRequest(request_id, f"this adapter does not implement {op}", "unsupported")
     for name in kind.required:
@@ -454,12 +454,10 @@ def is_float64(value: Any) -> bool:
 
 
 def show(value: Any, limit: int = 160) -> str:
-    """A wire value for a message, cut to ``limit`` characters."""
-    try:
-        text = repr(value)
-    except RecursionError:  # only values built in memory: decoded ones are at most MAX_DEPTH
-        return "a value nested too deeply to show"
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    """A wire value for a message, in JSON's words, escaped and capped (:mod:`conformance.text`)."""
+    from conformance.text import json_text
+
+    return json_text(value, limit)
 
 
 # -- the shipped schemas ----------------------------------------------------------------------

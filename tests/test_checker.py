@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from runner_support import params, reference_vector, workload
 
 from conformance import checker
 from conformance.adapter import Session
 from conformance.driver import AdapterFailure, InProcessAdapter
 from conformance.policy import SnapKV, float32_literal
 from conformance.vectors import Vector
+from tests.support.runner_support import params, reference_vector, workload
 
 
 def answers_of(vector: Vector, factory: Any = None) -> list[dict[str, Any]]:
@@ -224,7 +224,7 @@ def test_a_refused_step_is_not_tracked_as_kept(refusing):
 @pytest.mark.parametrize(
     ("answer", "words"),
     [
-        (refusal("invalid-weights"), "'invalid-weights' is not one of protocol v1's kinds"),
+        (refusal("invalid-weights"), '"invalid-weights" is not one of protocol v1\'s kinds'),
         ({"ok": False, "error": "bad"}, "must carry an error object"),
         ({"ok": False, "error": {"kind": "invalid-attention"}}, "no string message"),
         ({"ok": "yes"}, "no boolean ok"),

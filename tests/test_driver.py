@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 import pytest
-from runner_support import REFERENCE_ARGV, broken, params, plain_vector, trigger_vector
 
 from conformance.driver import (
     AdapterFailure,
@@ -23,6 +22,13 @@ from conformance.driver import (
     encode_body,
 )
 from conformance.policy import SnapKV
+from tests.support.runner_support import (
+    REFERENCE_ARGV,
+    broken,
+    params,
+    plain_vector,
+    trigger_vector,
+)
 
 #: Start-up of a Python adapter (numpy import) plus slack for a loaded 2-core machine.
 BOUND = 8.0
@@ -170,7 +176,7 @@ def test_a_partial_line_then_exit_is_a_crash_showing_the_fragment():
     failure = failure_of(broken("partial_line"), vector)
     assert failure.kind == "crash" and failure.exit_status == 0
     assert "stopped in the middle of its answer" in failure.detail
-    assert 'b\'{"id":' in failure.detail
+    assert 'the unfinished line: "{\\"id\\":' in failure.detail
     assert "giving up" in failure.stderr_tail
 
 

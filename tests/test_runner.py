@@ -14,7 +14,12 @@ import time
 
 import numpy as np
 import pytest
-from runner_support import (
+
+from conformance import checker, runner, selection, wire
+from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
+from conformance.policy import SnapKV
+from conformance.vectors import Call, Vector
+from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
     params,
@@ -24,11 +29,6 @@ from runner_support import (
     workload,
     write_suite,
 )
-
-from conformance import checker, runner, selection, wire
-from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
-from conformance.policy import SnapKV
-from conformance.vectors import Call, Vector
 
 BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
 
@@ -128,7 +128,7 @@ def test_unknown_error_kind_is_a_protocol_error():
         "faults/bad-weight": checker.PROTOCOL_ERROR,
         "faults/plain": checker.PASS,
     }
-    assert "'invalid-weights' is not one of protocol v1's kinds" in result.results[0].message
+    assert '"invalid-weights" is not one of protocol v1\'s kinds' in result.results[0].message
 
 
 def test_stderr_flood_passes():
