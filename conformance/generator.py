@@ -59,8 +59,8 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
                 raise GenerationError(f"{where}: attention given as a function, but no policy")
             try:
                 request["attn"] = request["attn"]([int(p) for p in session.policy.kept])
-            except DesignError as error:
-                raise GenerationError(f"{where}: {error}") from None
+            except DesignError as fault:
+                raise GenerationError(f"{where}: {fault}") from None
         response = session.handle({**request, "id": index})
         error = response.get("error") or {}
         if planned.refuse is not None:
