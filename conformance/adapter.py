@@ -13,7 +13,8 @@ from collections.abc import Callable, Mapping
 from typing import IO, Any, ClassVar
 
 from conformance import __version__
-from conformance.policy import PolicyError, SnapKV, is_json_integer, json_repr, new_policy
+from conformance.policy import PolicyError, SnapKV, is_json_integer, new_policy
+from conformance.text import json_text
 
 PROTOCOL_VERSION = 1
 CAPABILITIES = ("scores",)
@@ -81,7 +82,7 @@ class Session:
             return refusal(None, "bad-request", f"request is not a JSON object line: {error}")
         if not isinstance(request, dict):
             return refusal(
-                None, "bad-request", f"request must be an object, got {json_repr(request)}"
+                None, "bad-request", f"request must be an object, got {json_text(request)}"
             )
         return self.handle(request)
 
@@ -92,12 +93,12 @@ class Session:
             return refusal(
                 None,
                 "bad-request",
-                f"id must be an integer, got {json_repr(request_id)}",
+                f"id must be an integer, got {json_text(request_id)}",
             )
         op = request.get("op")
         handler = self.HANDLERS.get(op) if isinstance(op, str) else None
         if handler is None:
-            return refusal(request_id, "bad-request", f"unknown op {json_repr(op)}")
+            return refusal(request_id, "bad-request", f"unknown op {json_text(op)}")
         try:
             result = handler(self, request)
         except PolicyError as error:
@@ -111,7 +112,7 @@ class Session:
         if protocol != PROTOCOL_VERSION or not is_json_integer(protocol):
             raise PolicyError(
                 "unsupported",
-                f"this adapter speaks protocol {PROTOCOL_VERSION}, not {json_repr(protocol)}",
+                f"this adapter speaks protocol {PROTOCOL_VERSION}, not {json_text(protocol)}",
             )
         return {
             "protocol": PROTOCOL_VERSION,
@@ -123,7 +124,7 @@ class Session:
         params = _required(request, "params")
         seed = _required(request, "seed")
         if not is_json_integer(seed):
-            raise PolicyError("invalid-params", f"seed must be an integer, got {json_repr(seed)}")
+            raise PolicyError("invalid-params", f"seed must be an integer, got {json_text(seed)}")
         self.policy = self.factory(params, seed)
         return {}
 

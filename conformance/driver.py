@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from conformance import pipes
+from conformance.text import json_text
 
 PROTOCOL_VERSION = 1
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
@@ -143,10 +144,11 @@ class Handshake:
 def parse_handshake(answer: Any) -> Handshake:
     """Check an answer to ``hello`` against protocol v1; raise :class:`AdapterStartError`."""
     if not isinstance(answer, dict):
-        raise AdapterStartError(f"the answer to hello is not a JSON object: {_show(answer)}")
+        raise AdapterStartError(f"the answer to hello is not a JSON object: {json_text(answer)}")
     if type(answer.get("ok")) is not bool:
         raise AdapterStartError(
-            f"the answer to hello has no boolean ok (is the program an adapter?): {_show(answer)}"
+            "the answer to hello has no boolean ok (is the program an adapter?): "
+            + json_text(answer)
         )
     if answer.get("ok") is not True:
         error = answer.get("error")
@@ -158,7 +160,7 @@ def parse_handshake(answer: Any) -> Handshake:
         )
     if answer.get("protocol") != PROTOCOL_VERSION or type(answer.get("protocol")) is not int:
         raise AdapterStartError(
-            f"the adapter answered hello with protocol {_show(answer.get('protocol'))}, "
+            f"the adapter answered hello with protocol {json_text(answer.get('protocol'))}, "
             f"this runner speaks protocol {PROTOCOL_VERSION}"
         )
     implementation = answer.get("implementation")
@@ -168,13 +170,13 @@ def parse_handshake(answer: Any) -> Handshake:
         if not isinstance(implementation.get(name), str):
             raise AdapterStartError(
                 f"the answer to hello has no string implementation.{name}: "
-                f"{_show(implementation.get(name))}"
+                f"{json_text(implementation.get(name))}"
             )
     capabilities = answer.get("capabilities", [])
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise AdapterStartError(
             f"capabilities in the answer to hello must be a list of strings, "
-            f"got {_show(capabilities)}"
+            f"got {json_text(capabilities)}"
         )
     return Handshake(
         name=implementation["name"],
@@ -236,11 +238,6 @@ def encode_body(request: Mapping[str, Any]) -> bytes:
     if text == "{}":
         return b"}\n"
     return text[1:].encode() + b"\n"
-
-
-def _show(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _status_text(status: int | None) -> str:
@@ -469,14 +466,14 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the answer line is longer than {self.max_line} bytes (not read further); "
-                f"it starts {_show(data[:80])}",
+                f"it starts {json_text(data[:80])}",
                 answers,
             )
         status = self._wait_exit()
         if tag == pipes.PARTIAL:
             detail = (
                 f"the adapter stopped in the middle of its answer and exited "
-                f"({_status_text(status)}); the unfinished line: {_show(data[:200])}"
+                f"({_status_text(status)}); the unfinished line: {json_text(data[:200])}"
             )
         elif status is None:
             detail = "the adapter closed its stdout without answering"
@@ -496,7 +493,7 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the answer is not UTF-8 ({error.reason} at byte {error.start}): "
-                f"{_show(line[:120])}",
+                f"{json_text(line[:120])}",
                 answers,
             ) from None
         try:
@@ -505,14 +502,14 @@ class AdapterProcess(_Adapter):
             raise self._failure(
                 "protocol",
                 index,
-                f"the answer is not JSON ({error}): {_show(text[:120])}",
+                f"the answer is not JSON ({error}): {json_text(text[:120])}",
                 answers,
             ) from None
         if not isinstance(answer, dict):
             raise self._failure(
                 "protocol",
                 index,
-                f"the answer is not a JSON object: {_show(answer)}",
+                f"the answer is not a JSON object: {json_text(answer)}",
                 answers,
             )
         expected = first + index
@@ -555,13 +552,13 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the adapter could not read the request (it answered with id null: "
-                f"{_show(error)})",
+                f"{json_text(error)})",
                 answers,
             )
         return self._failure(
             "protocol",
             index,
-            f"the answer has id {_show(got)}, expected {expected}",
+            f"the answer has id {json_text(got)}, expected {expected}",
             answers,
         )
 
