@@ -81,8 +81,8 @@ def run(args: argparse.Namespace) -> int:
     except RecordSetupError as error:
         return _error(str(error))
 
+    from conformance.outputs import OutputError, write_output
     from conformance.record.vector import record_vector
-    from conformance.report import write_file
 
     vector, recording = record_vector(args.id, text, params, max_tokens=args.max_tokens)
     document = dumps_vector(vector)
@@ -92,9 +92,9 @@ def run(args: argparse.Namespace) -> int:
     if problems:
         return _error("the recorded vector is invalid:\n  " + "\n  ".join(map(str, problems)))
     try:
-        write_file(args.out, document.encode("utf-8"))
-    except OSError as error:
-        return _error(f"--out {args.out}: cannot write: {error.strerror}")
+        write_output(args.out, document.encode("utf-8"))
+    except OutputError as error:
+        return _error(f"--out {error}")
     evicting = sum(1 for victims in recording.victims if victims)
     print(
         f"{args.out}: {len(recording.tokens)} tokens, {evicting} evictions, "
