@@ -605,6 +605,7 @@ class AdapterProcess(_Adapter):
         self._next_id = self._previous_first = self._current_first = 1
         self._sent = deque()
         # Fresh queues per process: threads of a killed process cannot leak into the next one.
+        assert proc.stdout is not None  # started with stdout=PIPE
         self._reader = pipes.LineReader(proc.stdout, self.max_line)
         self._writes = queue.SimpleQueue()
         self._stderr = pipes.StderrTail(STDERR_KEEP)

@@ -48,10 +48,10 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
             except DesignError as error:
                 raise GenerationError(f"{where}: {error}") from None
         response = session.handle({**request, "id": index})
-        error = response.get("error") or {}
+        refusal = response.get("error") or {}
         if planned.refuse is not None:
-            if response["ok"] or error["kind"] != planned.refuse:
-                answer = "accepts it" if response["ok"] else f"refuses it with {error['kind']}"
+            if response["ok"] or refusal["kind"] != planned.refuse:
+                answer = "accepts it" if response["ok"] else f"refuses it with {refusal['kind']}"
                 raise GenerationError(
                     f"{where}: meant to be refused with {planned.refuse}, but the reference "
                     f"{answer}"
@@ -60,7 +60,7 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
         elif not response["ok"]:
             raise GenerationError(
                 f"{where}: meant to succeed, but the reference refuses it with "
-                f"{error['kind']}: {error['message']}"
+                f"{refusal['kind']}: {refusal['message']}"
             )
         else:
             expect = {"victims": response["victims"]} if request["op"] == "evict" else None

@@ -76,7 +76,7 @@ def parse_json(text: str, *, keep_literals: bool = False) -> Any:
 
 @cache
 def _validator_class() -> Any:
-    from jsonschema import Draft202012Validator, validators
+    from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
 
     # JSON Schema counts 4.0 as an integer; SPEC.md §4.3 does not (ports may read it either way).
     checker = Draft202012Validator.TYPE_CHECKER.redefine(
@@ -261,7 +261,11 @@ def _mismatch(op: str, expect: Mapping[str, Any] | None, response: Mapping[str, 
     if response["ok"]:
         if wanted is not None:
             return f"expected the refusal {wanted}, but the reference accepts the call"
-        if op == "evict" and list(response["victims"]) != list(expect["victims"]):
+        if (
+            op == "evict"
+            and expect is not None
+            and list(response["victims"]) != list(expect["victims"])
+        ):
             return (
                 f"expected victims {expect['victims']}, the reference returns {response['victims']}"
             )
