@@ -14,14 +14,14 @@ directories are swapped by renames; vector files no builder produces any more di
 
 from __future__ import annotations
 
+import contextlib
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance import outputs
 from conformance.builders import Builder, DesignError, Draft, all_builders
 from conformance.policy import new_policy
 from conformance.vectors import Call, Vector, dumps_vector
@@ -161,51 +161,59 @@ def diff_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
 
 
 def write_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
-    """Replace the vector files under ``directory`` with ``files``, all at once.
+    """Make the vector files under ``directory`` hold ``files``, changing nothing else.
 
-    Non-``*.json`` files already in ``directory`` are kept. Returns what changed.
+    Only the vector files (``*.json``) that differ are touched: a new or changed one is
+    written (a regular file replaced with its mode and owner kept, a symlink's target
+    rewritten, a file with several hard links rewritten in place so the links stay), a stale
+    one removed. Directories (empty or not, with their modes), other files, FIFOs and
+    dangling symlinks stay as they are; missing directories are created.
+
+    All or nothing as far as a write can fail: every new file is staged beside the file it
+    replaces before any is renamed in, and on a failure the stagings and any directories
+    created for them are removed. Returns what changed.
     """
     target = Path(directory).resolve()
     change = diff_suite(target, files)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    created: list[Path] = []
+    plan: list[tuple[Path, Path | None, bytes]] = []  # (file, its staging or None, bytes)
     try:
-        for relative, text in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text.encode("utf-8"))
-        if target.is_dir():
-            _carry_over(target, staging)
-            os.chmod(staging, target.stat().st_mode & 0o7777)
-        else:
-            os.chmod(staging, 0o755)
-        _swap(staging, target)
+        for relative in [*change.added, *change.changed]:
+            path = target / relative
+            real = Path(os.path.realpath(path)) if path.is_symlink() else path
+            created += _make_parents(real.parent)
+            data = files[relative].encode("utf-8")
+            info = os.stat(real) if real.exists() else None
+            if info is not None and info.st_nlink > 1:
+                plan.append((real, None, data))
+            else:
+                plan.append((real, outputs.stage(real, data, info), data))
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        for _, staging, _ in plan:
+            if staging is not None:
+                staging.unlink(missing_ok=True)
+        for made in reversed(created):
+            with contextlib.suppress(OSError):
+                made.rmdir()
         raise
+    for real, staging, data in plan:
+        if staging is None:
+            with open(real, "r+b") as stream:  # keep the inode: its other links see the change
+                stream.write(data)
+                stream.truncate()
+        else:
+            os.replace(staging, real)
+    for relative in change.removed:
+        (target / relative).unlink()
     return change
 
 
-def _carry_over(source: Path, destination: Path) -> None:
-    """Copy every file of ``source`` that is not a vector (``*.json``) into ``destination``."""
-    for path in sorted(source.rglob("*")):
-        if path.is_file() and path.suffix != ".json":
-            copy = destination / path.relative_to(source)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, copy)
-
-
-def _swap(staging: Path, target: Path) -> None:
-    """Put ``staging`` in the place of ``target`` by renames; the old tree is then removed."""
-    if not target.exists():
-        os.rename(staging, target)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    os.rmdir(retired)
-    os.rename(target, retired)
-    try:
-        os.rename(staging, target)
-    except BaseException:
-        os.rename(retired, target)
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
+def _make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing ancestors; return those created, outermost first."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for path in reversed(missing):
+        path.mkdir()
+    return list(reversed(missing))

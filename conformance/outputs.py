@@ -77,9 +77,24 @@ def _write_through(named: Path, data: bytes) -> None:
 
 def _replace(target: Path, data: bytes, info: os.stat_result | None) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
+    staging = stage(target, data, info)
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+
+
+def stage(target: Path, data: bytes, info: os.stat_result | None) -> Path:
+    """Write ``data`` to a new temporary file beside ``target`` and return its path, ready to
+    be renamed over ``target``; nothing is left behind on failure.
+
+    ``info`` is ``target``'s stat (None for a new file): the staged file gets its mode and,
+    where permitted, its owner; a new file gets 0o666 less the umask, as any program
+    creating it would.
+    """
     staging = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
-    # 0o666 less the umask for a new file, as any program creating it would; the old mode
-    # (and, where permitted, owner) for a replaced one.
     mode = 0o666 if info is None else stat.S_IMODE(info.st_mode)
     descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
@@ -92,11 +107,11 @@ def _replace(target: Path, data: bytes, info: os.stat_result | None) -> None:
                     with contextlib.suppress(OSError):
                         os.fchown(stream.fileno(), info.st_uid, info.st_gid)
             os.fsync(stream.fileno())
-        os.replace(staging, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(staging)
         raise
+    return staging
 
 
 class GuardedStream:
