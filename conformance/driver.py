@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from conformance import pipes
+from conformance.exceptions import KitError
 from conformance.text import json_text
 
 PROTOCOL_VERSION = 1
@@ -61,7 +62,7 @@ def _no_constant(name: str) -> Any:
 _STRICT_JSON = json.JSONDecoder(parse_constant=_no_constant)
 
 
-class AdapterStartError(Exception):
+class AdapterStartError(KitError):
     """The adapter could not be started or did not complete the protocol v1 handshake."""
 
     def __init__(self, message: str, stderr_tail: str = "") -> None:

@@ -23,11 +23,12 @@ from typing import Any
 
 from conformance import outputs
 from conformance.builders import Builder, DesignError, Draft, all_builders
+from conformance.exceptions import KitError
 from conformance.policy import new_policy
 from conformance.vectors import Call, Vector, dumps_vector
 
 
-class GenerationError(Exception):
+class GenerationError(KitError):
     """A builder's draft that the reference does not bear out, or a broken suite."""
 
 

@@ -13,12 +13,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.exceptions import KitError
+
 FORMAT = "snapkv-vector/1"
 #: The ops a vector may record (``hello`` and ``bye`` belong to the session, not the vector).
 VECTOR_OPS = ("new", "step", "evict", "scores")
 
 
-class VectorError(Exception):
+class VectorError(KitError):
     """A vector file that cannot be used: names the file, the JSON pointer and the reason."""
 
     def __init__(self, path: str | Path | None, pointer: str, reason: str) -> None:
