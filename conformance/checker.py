@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.policy import ERROR_KINDS
+from conformance.protocol import answer_problem, scores_problem
 from conformance.text import catches_of, json_text
 from conformance.vectors import Call, Vector
 
@@ -337,49 +337,6 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, 
         )
 
 
-def answer_problem(answer: Mapping[str, Any], op: str) -> str | None:
-    """What makes ``answer`` break protocol v1's answer shape for ``op``, or None.
-
-    The id is the driver's to check. Extra fields are allowed (extensions are additive); the
-    contents of ``victims`` are judged as invariants, not here.
-    """
-    ok = answer.get("ok")
-    if ok is False:
-        error = answer.get("error")
-        if not isinstance(error, dict):
-            return f"a refusal must carry an error object, got {json_text(error)}"
-        kind = error.get("kind")
-        if kind not in ERROR_KINDS:
-            return (
-                f"error kind {json_text(kind)} is not one of protocol v1's kinds "
-                f"({', '.join(ERROR_KINDS)})"
-            )
-        if not isinstance(error.get("message"), str):
-            return f"the {kind} refusal has no string message"
-        return None
-    if ok is not True:
-        return f"the answer has no boolean ok: {json_text(_strip_id(answer))}"
-    if op == "evict" and "victims" not in answer:
-        return "the evict answer has no victims"
-    if op == "scores":
-        return scores_problem(answer)
-    return None
-
-
-def scores_problem(answer: Mapping[str, Any]) -> str | None:
-    """What is wrong with the shape of a successful ``scores`` answer, or None."""
-    positions = answer.get("positions")
-    if not isinstance(positions, list) or not all(type(p) is int for p in positions):
-        return f"scores positions must be a list of integers, got {json_text(positions)}"
-    for name in ("sums", "pooled"):
-        values = answer.get(name)
-        if not isinstance(values, list) or not all(_is_number(v) for v in values):
-            return f"scores {name} must be a list of numbers (float64), got {json_text(values)}"
-        if len(values) != len(positions):
-            return f"scores has {len(positions)} positions but {len(values)} {name}"
-    return None
-
-
 # -- diagnosis with scores ---------------------------------------------------------------------
 
 
@@ -522,23 +479,6 @@ def _victims_note(call: Call) -> str:
 
 def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in answer.items() if key != "id"}
-
-
-def _is_number(value: Any) -> bool:
-    """True for a JSON number that has a float64 (scores are float64, SPEC.md §2.6).
-
-    An integer literal is a number too, but one beyond the float64 range (``10**400``) cannot be
-    compared with the reference's scores: ``float()`` raises on it.
-    """
-    if type(value) is float:
-        return True
-    if type(value) is not int:
-        return False
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
 
 
 def _show_positions(positions: Sequence[int], limit: int = 16) -> str:

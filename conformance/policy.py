@@ -20,6 +20,7 @@ from typing import Any
 
 import numpy as np
 
+from conformance.protocol import ERROR_KINDS
 from conformance.text import json_text
 
 INT31_MAX = 2**31 - 1
@@ -32,16 +33,6 @@ DEFAULT_PARAMS: dict[str, int] = {
     "obsWindow": 16,
     "poolKernel": 7,
 }
-
-#: The error kinds of protocol v1 (SPEC.md §3.3). Nothing may be renamed.
-ERROR_KINDS = (
-    "invalid-params",
-    "invalid-attention",
-    "invalid-position",
-    "no-policy",
-    "bad-request",
-    "unsupported",
-)
 
 
 class PolicyError(Exception):

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.exceptions import KitError
-from conformance.policy import ERROR_KINDS
+from conformance.protocol import ERROR_KINDS
 from conformance.vectors import Vector
 
 

@@ -254,7 +254,7 @@ def test_nan_in_an_answer_is_not_json():
             sys.stdout.flush()
     """
     with AdapterProcess(inline(code), timeout=2.0) as adapter:
-        with pytest.raises(AdapterFailure, match=r"the answer is not JSON.*NaN is not JSON"):
+        with pytest.raises(AdapterFailure, match=r"the answer is not JSON.*NaN is not valid JSON"):
             adapter.exchange([{"op": "evict"}])
         adapter.kill()
 
