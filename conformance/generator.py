@@ -7,9 +7,14 @@ silently recorded expectation. Every generated vector is then validated exactly 
 ``snapkv-conformance validate`` would (schema, rules, replay), and written in the canonical
 form of :func:`conformance.vectors.dumps_vector`, so the same code writes the same bytes.
 
-Writing is all or nothing: the suite is built in a temporary directory beside the target, the
-non-vector files of the target (``README.md``, ``TAGS.md``) are carried over, and the two
-directories are swapped by renames; vector files no builder produces any more disappear.
+Writing changes only the vector files that differ, all or nothing as far as a write can fail
+(every new file is staged before any is put in place); vector files no builder produces any
+more disappear, and everything else in the target stays as it is (:func:`write_suite`).
+
+Recorded vectors (under :data:`RECORDED_DIRS`, written by ``snapkv-conformance record`` from a
+real model) are data, not generated: their weights differ in the last bits between BLAS builds,
+so ``generate`` neither compares, rewrites nor removes them; ``validate`` checks them like any
+other vector.
 """
 
 from __future__ import annotations
@@ -26,6 +31,14 @@ from conformance.builders import Builder, DesignError, Draft, all_builders
 from conformance.exceptions import KitError
 from conformance.policy import new_policy
 from conformance.vectors import Call, Vector, dumps_vector
+
+#: Suite subdirectories of recorded vectors, which no builder makes.
+RECORDED_DIRS = ("real",)
+
+
+def is_recorded(relative: str) -> bool:
+    """True for a suite path (``real/x.json``) or id (``real/x``) of a recorded vector."""
+    return relative.split("/", 1)[0] in RECORDED_DIRS
 
 
 class GenerationError(KitError):
@@ -46,8 +59,8 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
                 raise GenerationError(f"{where}: attention given as a function, but no policy")
             try:
                 request["attn"] = request["attn"]([int(p) for p in session.policy.kept])
-            except DesignError as error:
-                raise GenerationError(f"{where}: {error}") from None
+            except DesignError as fault:
+                raise GenerationError(f"{where}: {fault}") from None
         response = session.handle({**request, "id": index})
         refusal = response.get("error") or {}
         if planned.refuse is not None:
@@ -102,6 +115,11 @@ def build_suite(
     for entry in all_builders() if builders is None else builders:
         for draft in entry.drafts():
             _check_draft(draft)
+            if is_recorded(draft.id):
+                raise GenerationError(
+                    f"builder {entry.name}: id {draft.id!r} is in a directory of recorded "
+                    f"vectors ({', '.join(RECORDED_DIRS)})"
+                )
             if draft.id in owners:
                 raise GenerationError(
                     f"builder {entry.name}: id {draft.id!r} is also made by {owners[draft.id]}"
@@ -139,13 +157,16 @@ class SuiteDiff:
 
 
 def existing_vector_files(directory: Path) -> dict[str, bytes]:
-    """The ``*.json`` files under ``directory`` as ``{relative posix path: bytes}``."""
+    """The generated ``*.json`` files under ``directory`` as ``{relative posix path: bytes}``.
+
+    Recorded vectors are left out: they are not the generator's to compare.
+    """
     if not directory.is_dir():
         return {}
     return {
-        path.relative_to(directory).as_posix(): path.read_bytes()
+        relative: path.read_bytes()
         for path in sorted(directory.rglob("*.json"))
-        if path.is_file()
+        if path.is_file() and not is_recorded(relative := path.relative_to(directory).as_posix())
     }
 
 
@@ -167,8 +188,8 @@ def write_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
     Only the vector files (``*.json``) that differ are touched: a new or changed one is
     written (a regular file replaced with its mode and owner kept, a symlink's target
     rewritten, a file with several hard links rewritten in place so the links stay), a stale
-    one removed. Directories (empty or not, with their modes), other files, FIFOs and
-    dangling symlinks stay as they are; missing directories are created.
+    one removed. Recorded vectors, directories (empty or not, with their modes), other files,
+    FIFOs and dangling symlinks stay as they are; missing directories are created.
 
     All or nothing as far as a write can fail: every new file is staged beside the file it
     replaces before any is renamed in, and on a failure the stagings and any directories
