@@ -391,7 +391,7 @@ class SnapKV:
 
 
 def check_weight_literal(value: Any) -> bool:
-    """True when ``value`` is exactly a float32 written as DESIGN §2 requires of vectors.
+    """True when ``value`` is exactly a float32 written as SPEC.md §2.6 requires of vectors.
 
     That is a JSON float whose float64 value is exactly representable as float32 (narrowing
     loses nothing), or an integer that is.
