@@ -381,5 +381,3 @@ def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
     )
     assert crashed.exit_status == -11 and crashed.duration > 0
     assert vector_runner.close() == []
-
-
