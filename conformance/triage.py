@@ -118,7 +118,8 @@ def divergence(policy: type, vector: Vector, target: Sequence[Outcome]) -> int |
         if index >= len(target):
             return index
         try:
-            answer = session.handle({**call.request, "id": index})
+            # answer, not handle: handle turns a raised exception into a refusal
+            answer = session.answer({**call.request, "id": index})
         except Exception:  # a mistake that crashes (IndexError, ...): a port would die here
             return None if target[index] == DIES and index == len(target) - 1 else index
         if not answer.get("ok"):

@@ -19,6 +19,7 @@ from conformance.mutants.summation import Float32Accumulation, KahanSummation, R
 from conformance.policy import SnapKV
 from conformance.runner import RunResult, run_suite
 from conformance.vectors import Vector, load_suite
+from tests.heldout.ports import PORTS as HELDOUT
 
 pytest_plugins = ["pytester"]
 
@@ -301,3 +302,50 @@ def test_designed_vectors_are_listed_before_random_and_workload_ones() -> None:
     generated = [triage.is_generated(line.split()[1].rstrip(":")) for line in lines]
     assert generated == sorted(generated)
     assert not generated[0] and generated[-1]
+
+
+# -- held-out ports: written from SPEC.md with a planted bug, unknown to the catalogue --------
+
+
+def heldout_run(name: str) -> RunResult:
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).parent / "heldout" / "ports.py"
+    return run_suite(list(suite()), [sys.executable, str(script), name], jobs=2)
+
+
+def test_the_spec_port_passes_so_the_planted_bugs_are_the_only_differences() -> None:
+    assert heldout_run("spec").ok
+
+
+@pytest.mark.parametrize(
+    "port", [name for name, (_, expected) in HELDOUT.items() if expected], ids=str
+)
+def test_a_held_out_port_is_triaged_to_its_planted_bug(port: str) -> None:
+    expected = HELDOUT[port][1]
+    run = heldout_run(port)
+    assert not run.ok
+    result = triage_of(run)
+    top = result.likely[0]
+    assert top.mistake in expected, result.headline()
+    assert top.explains == top.of and top.agrees == top.passing, top.evidence()
+    assert result.headline().startswith(f"likely cause: {top.mistake}: ")
+
+
+def test_the_openvino_transcription_is_named_with_its_three_rules() -> None:
+    run = heldout_run("openvino-sum")
+    result = triage_of(run)
+    headline = result.headline()
+    assert headline.startswith("likely cause: openvino-sum: ")
+    # the three differences, in plain words: cumulative scores, pooling each step's row,
+    # and a forward-only window
+    assert "never forgotten" in headline
+    assert "each step's row" in headline
+    assert "forward only" in headline
+    failing = sum(not r.passed for r in run.results)
+    passing = len(run.results) - failing
+    assert (
+        f"reproduces all {failing} failing vectors and agrees on the {passing} passing ones"
+        in headline
+    )

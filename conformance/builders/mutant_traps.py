@@ -32,6 +32,8 @@ TRAPPED: dict[str, tuple[str, ...]] = {
     "backward-only-pooling": ("pooling",),
     "pool-then-sum": ("pooling",),
     "greedy-rescoring": ("eviction-count", "pooling"),
+    # Scores divided by a position's age kill many vectors, but none says so.
+    "openvino-norm-sum": ("summation",),
 }
 
 

@@ -10,17 +10,26 @@ accumulated), :mod:`~conformance.mutants.ring` (what a step writes, where and wh
 :mod:`~conformance.mutants.pooling`, :mod:`~conformance.mutants.selection` (how many victims,
 which candidates, what order), :mod:`~conformance.mutants.params` (construction) and
 :mod:`~conformance.mutants.steps` (which positions and weights a step accepts, and the error
-kinds of its refusals).
+kinds of its refusals), and :mod:`~conformance.mutants.realworld` (what shipping eviction code
+and vectorised idioms do instead, several built from the other families' mistakes).
 """
 
 from __future__ import annotations
 
-from conformance.mutants import params, pooling, ring, selection, steps, summation  # noqa: F401
+from conformance.mutants import (  # noqa: F401
+    params,
+    pooling,
+    realworld,
+    ring,
+    selection,
+    steps,
+    summation,
+)
 from conformance.mutants._base import Mutant, registered
 
 #: The families in the order SPEC.md §2 meets them: construction, step, ring, sums, pooling,
 #: selection.
-FAMILIES = ("params", "steps", "ring", "summation", "pooling", "selection")
+FAMILIES = ("params", "steps", "ring", "summation", "pooling", "selection", "realworld")
 #: Every catalogued mutant, by family and then in the order each family module lists them.
 CATALOGUE: tuple[Mutant, ...] = tuple(
     sorted(registered(), key=lambda mutant: FAMILIES.index(mutant.family))

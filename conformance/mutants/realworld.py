@@ -1,0 +1,262 @@
+"""Real-world variants: what shipping KV-cache eviction code and vectorised ports do instead.
+
+Each mutant here is a policy that real code implements or that an idiom of vectorised code
+produces, with its source named in its docstring. Where a variant is several catalogued
+mistakes at once, it is built from their classes (the method resolution order chains their
+steps) rather than copied, so the triage can name the parts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
+from conformance.mutants.params import BooleanParamAccepted
+from conformance.mutants.pooling import AveragePooling, RecentExcludedFromPooling, window_max
+from conformance.mutants.steps import BooleanWeightAccepted
+from conformance.mutants.summation import RowState
+from conformance.policy import SnapKV
+
+# -- accumulating scores (H2O, OpenVINO GenAI) -------------------------------------------------
+
+
+@mutant(
+    "cumulative-sums",
+    rule="§2.4: a sum covers the last obsWindow observed steps (the ring), not every step "
+    "since admission",
+    origin="H2O's accumulated attention and OpenVINO GenAI's SUM aggregation: each step's "
+    "weights are added to a score that is never forgotten",
+    keywords=("cumulative", "never forgotten", "accumulated since admission"),
+    witness=Witness(
+        params(2, 1, 1, 1),
+        (step(0), step(1), step(2, [1.0, 0.0]), step(3, [0.0, 0.5, 0.0]), EVICT),
+    ),
+)
+class CumulativeSums(RowState):
+    """Adds every observed step's weight to a float64 score kept since admission (in step
+    order, from ``+0.0``); the ring's window is ignored."""
+
+    ROW_ARRAYS: tuple[tuple[str, Any], ...] = (("_total", np.float64),)
+    _total: np.ndarray
+
+    def step_scores(self, weights: np.ndarray) -> np.ndarray:
+        """What one step adds to each kept entry's score: its weight."""
+        return weights.astype(np.float64)
+
+    def record(self, weights: np.ndarray) -> None:
+        self._total[: self._count] += self.step_scores(weights)
+        super().record(weights)
+
+    def window_sums(self) -> np.ndarray:
+        return self._total[: self._count].copy()
+
+
+def forward_kernel_max(values: np.ndarray, kernel: int) -> np.ndarray:
+    """``max(values[i .. i + kernel - 1])`` clamped to the list: a pooling window that starts
+    at the entry instead of being centred on it."""
+    return window_max(np.asarray(values, dtype=np.float64), 0, kernel - 1)
+
+
+@mutant(
+    "openvino-sum",
+    rule="§2.4: sum the last obsWindow steps of each ring, then max-pool the sums over the "
+    "centred window [i - r, i + r]",
+    origin="OpenVINO GenAI's decode-time cache eviction, SUM aggregation "
+    "(src/cpp/src/continuous_batching/cache/cache_eviction.cpp): scores accumulate for as long "
+    "as a position lives, and each step's row is max-pooled (`_max_pool` over idx .. "
+    "idx + window - 1) before it is added",
+    keywords=("openvino", "cumulative", "forward-only", "pool-then-sum"),
+    witness=Witness(
+        params(3, 1, 1, 3),
+        (*steps(0, 3), step(3, [1.0, 0.0, 0.5]), EVICT),
+    ),
+)
+class OpenVinoSum(CumulativeSums):
+    """Cumulative scores since admission (never forgotten); each step's row is max-pooled
+    over ``[i, i + poolKernel - 1]`` (forward only) before it is added; no pooling after
+    summing."""
+
+    def step_scores(self, weights: np.ndarray) -> np.ndarray:
+        return forward_kernel_max(weights, self.params.poolKernel)
+
+    def pool(self, sums: np.ndarray) -> np.ndarray:
+        return sums.copy()
+
+
+@mutant(
+    "openvino-norm-sum",
+    rule="§2.4: scores are window sums, not cumulative sums divided by the age of the position",
+    origin="OpenVINO GenAI's NORM_SUM aggregation (cache_eviction.cpp): the SUM score of each "
+    "position divided by the number of steps it has lived",
+    keywords=("norm_sum", "norm-sum", "normalised by age", "steps it has lived"),
+    witness=Witness(
+        params(2, 1, 4, 1),
+        (step(0), step(1, [1.0]), step(2, [0.25, 0.75]), EVICT),
+    ),
+)
+class OpenVinoNormSum(OpenVinoSum):
+    """OpenVINO's SUM score divided by the number of observed steps since admission."""
+
+    ROW_ARRAYS = (("_total", np.float64), ("_lived", np.int64))
+    _lived: np.ndarray
+
+    def record(self, weights: np.ndarray) -> None:
+        self._lived[: self._count] += 1
+        super().record(weights)
+
+    def window_sums(self) -> np.ndarray:
+        lived = self._lived[: self._count]
+        totals = self._total[: self._count]
+        return np.where(lived > 0, totals / np.maximum(lived, 1), 0.0)
+
+
+# -- kvpress ---------------------------------------------------------------------------------
+
+
+class MeanOverWindow(SnapKV):
+    """Each window sum divided by ``obsWindow``: the mean of the window's weights."""
+
+    def window_sums(self) -> np.ndarray:
+        return super().window_sums() / self.params.obsWindow
+
+
+@mutant(
+    "kvpress-snapkv",
+    rule="§2.4: max pooling over the window (recent entries included) of the window sums",
+    origin="NVIDIA kvpress's SnapKVPress: the window's attention averaged, scores smoothed by "
+    "`F.avg_pool1d` with zero padding, and the observation window left out of the pooling",
+    keywords=("kvpress", "average", "avg_pool", "excluded from pooling"),
+    witness=Witness(params(3, 0, 1, 3), (*steps(0, 3), step(3, [0.25, 0.25, 0.25]), EVICT)),
+)
+class KvpressSnapKV(MeanOverWindow, RecentExcludedFromPooling, AveragePooling):
+    """The mean over the window, average pooling with zero padding, and the recent entries
+    left out of the pooling (composed from the catalogue's average-pooling and
+    recent-excluded-from-pooling)."""
+
+
+# -- vectorised idioms -------------------------------------------------------------------------
+
+#: 20 candidates with tied scores that numpy's default argsort puts out of index order (up to
+#: 16 elements it sorts by insertion, which is stable).
+UNSTABLE = [0.5, 0.5, 0.0, 0.0, 0.5, 0.5, 0.5, 0.0, 0.5, 0.0]
+UNSTABLE += [0.0, 0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5]
+
+
+@mutant(
+    "unstable-argsort",
+    rule="§2.4: equal pooled scores evict the lower position first",
+    origin="`np.argsort(pooled[:candidates])[:k]` with numpy's default kind (introsort, not "
+    "stable): among equal scores the order is the sort's accident",
+    keywords=("unstable", "argsort", "tie", "ties"),
+    witness=Witness(params(20, 1, 1, 1), (*steps(0, 20), step(20, UNSTABLE), EVICT)),
+)
+class UnstableArgsort(SnapKV):
+    """Ranks the candidates with numpy's default (unstable) argsort."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        scores = np.asarray(pooled[: self.candidate_count()], dtype=np.float64)
+        return np.argsort(scores)[:count]
+
+
+@mutant(
+    "argpartition-selection",
+    rule="§2.4: equal pooled scores evict the lower position first",
+    origin="`np.argpartition(pooled, k - 1)[:k]` (or `torch.topk(..., largest=False)`): the "
+    "k smallest scores, but among equal ones whichever the partition left in front",
+    keywords=("argpartition", "topk", "tie", "ties"),
+    witness=Witness(params(4, 1, 1, 1), (*steps(0, 4), step(4, [0.5, 0.5, 0.0, 0.0]), EVICT)),
+)
+class ArgpartitionSelection(SnapKV):
+    """Selects the victims with ``np.argpartition`` (no order among equal scores)."""
+
+    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+        scores = np.asarray(pooled[: self.candidate_count()], dtype=np.float64)
+        if count >= len(scores):
+            return np.arange(len(scores))
+        chosen = np.argpartition(scores, count - 1)[:count]
+        return chosen[np.argsort(scores[chosen], kind="stable")]
+
+
+@mutant(
+    "topk-unordered",
+    rule="§2.4: equal pooled scores evict the lower position, and victims come back ascending",
+    origin="`torch.topk(-pooled, k).indices` returned as they come: ties in no fixed order, and "
+    "the victims in rank order rather than ascending",
+    keywords=("topk", "rank order", "tie"),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), step(2, [0.5, 0.25]), EVICT)),
+)
+class TopkUnordered(ArgpartitionSelection):
+    """argpartition-selection with the victims returned in rank order (victims-in-rank-order):
+    what `topk` gives."""
+
+    def order_victims(self, victims: np.ndarray) -> list[int]:
+        return [int(self._positions[index]) for index in victims]
+
+
+# -- storage ---------------------------------------------------------------------------------
+
+
+@mutant(
+    "budget-plus-one-storage",
+    rule="§2.4: a port must not assume len(kept) <= budget + 1; several steps may pass "
+    "between evictions",
+    origin="a numpy port preallocating `np.zeros((budget + 1, obs))` for the kept rows, as if "
+    "every step were followed by an evict: the next admission raises IndexError",
+    keywords=("budget + 1", "budget+1", "preallocat", "several steps between"),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 3), EVICT)),
+)
+class BudgetPlusOneStorage(SnapKV):
+    """Storage for ``budget + 1`` kept rows of ``obsWindow`` float32 columns, allocated at
+    construction: admitting one more row raises IndexError, and parameters whose storage
+    would exceed 16 GiB raise MemoryError (both crashes)."""
+
+    def __init__(self, params: Mapping[str, Any], seed: int = 0) -> None:
+        super().__init__(params, seed)
+        rows, columns = self.params.budget + 1, self.params.obsWindow
+        if rows * columns * 4 > 2**34:
+            raise MemoryError(f"Unable to allocate an array with shape ({rows}, {columns})")
+
+    def admit(self, position: int) -> None:
+        rows = self.params.budget + 1
+        if self._count >= rows:
+            raise IndexError(f"index {rows} is out of bounds for axis 0 with size {rows}")
+        super().admit(position)
+
+
+# -- JSON numbers -------------------------------------------------------------------------------
+
+
+class BooleanPositionAccepted(SnapKV):
+    """Accepts ``true``/``false`` as the position 1/0."""
+
+    def check_position(self, pos: Any) -> int:
+        return super().check_position(int(pos) if type(pos) is bool else pos)
+
+
+@mutant(
+    "bool-as-integer",
+    rule="§1: true and false are never numbers (refused in params, pos and attn)",
+    origin="Python's `isinstance(x, int)` (True is an int) used for every integer and number "
+    "check of a port",
+    keywords=("boolean", "isinstance"),
+    witness=Witness(params(1, 0, 1, 1), (step(False),)),
+)
+class BoolAsInteger(BooleanPositionAccepted, BooleanParamAccepted, BooleanWeightAccepted):
+    """Booleans accepted as 0/1 wherever an integer or a number is read (composed from the
+    catalogue's boolean-param-accepted and boolean-weight-accepted, and the position)."""
+
+
+__all__ = [
+    "ArgpartitionSelection",
+    "BoolAsInteger",
+    "BudgetPlusOneStorage",
+    "CumulativeSums",
+    "KvpressSnapKV",
+    "OpenVinoNormSum",
+    "OpenVinoSum",
+    "TopkUnordered",
+    "UnstableArgsort",
+]
