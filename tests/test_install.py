@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from toolchains import build_lock
+
+from tests.support.toolchains import build_lock
 
 ROOT = Path(__file__).resolve().parent.parent
 WHEEL = [sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "--quiet"]

@@ -13,10 +13,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-import port_template_checks as checks
 import pytest
-from port_differential import port_output, run_committed_suite
-from toolchains import require_tools
+
+import tests.support.port_template_checks as checks
+from tests.support.port_differential import port_output, run_committed_suite
+from tests.support.toolchains import require_tools
 
 TS_DIR = Path(__file__).resolve().parent.parent / "adapters" / "typescript"
 

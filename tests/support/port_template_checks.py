@@ -14,8 +14,15 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-from port_differential import INT31, check_scenarios, compare, port_output, reference_output
-from toolchains import build_lock, require_tools
+
+from tests.support.port_differential import (
+    INT31,
+    check_scenarios,
+    compare,
+    port_output,
+    reference_output,
+)
+from tests.support.toolchains import build_lock, require_tools
 
 #: Random scenarios per port; each starts a process, and a Node process takes ten times as
 #: long as a Go one to start, so the default is per port. SNAPKV_DIFF_SCENARIOS=N overrides it
