@@ -22,7 +22,16 @@ from typing import Any
 from conformance import __version__
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.commands.<name>``.
-COMMANDS: tuple[str, ...] = ("run", "validate", "generate", "adapter", "mutants", "fuzz", "matrix")
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "validate",
+    "generate",
+    "adapter",
+    "mutants",
+    "fuzz",
+    "matrix",
+    "bench",
+)
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
