@@ -17,48 +17,35 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.toolchains import build_lock
+from tests.support.wheel import build_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
-WHEEL = [sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "--quiet"]
 
 
-def _git_status() -> set[str]:
-    done = subprocess.run(
-        ["git", "status", "--porcelain", "--untracked-files=all"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if done.returncode != 0:
-        pytest.skip("not a git checkout")
-    return set(done.stdout.splitlines())
+#: What building from a checkout writes into it (setuptools' build tree and metadata).
+BUILD_PRODUCTS = ("build", "snapkv_conformance.egg-info")
+
+
+def _git(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["git", *args], cwd=ROOT, capture_output=True, text=True, check=False)
 
 
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The kit built into a wheel from this checkout and unpacked into a directory of its own."""
-    if shutil.which("git") is None:
-        pytest.skip("git is missing")
+    if shutil.which("git") is None or _git("rev-parse").returncode != 0:
+        pytest.skip("not a git checkout")
     base = tmp_path_factory.mktemp("install")
-    before = _git_status()
-    with build_lock("wheel"):
-        subprocess.run(
-            [*WHEEL, "-w", str(base / "dist")],
-            cwd=ROOT,
-            check=True,
-            capture_output=True,
-        )
-        after = _git_status()
-    # Building writes build/ and *.egg-info/ into the checkout; .gitignore must cover them.
-    assert after <= before, f"building a wheel changed git status: {sorted(after - before)}"
-    wheels = list((base / "dist").glob("snapkv_conformance-*.whl"))
-    assert len(wheels) == 1, wheels
+    wheel = build_wheel(base / "dist")
+    # Building wrote its products into the checkout; git status must not show them.
+    assert all((ROOT / name).is_dir() for name in BUILD_PRODUCTS), list(ROOT.iterdir())
+    shown = _git("status", "--porcelain", "--untracked-files=all", "--", *BUILD_PRODUCTS)
+    assert shown.returncode == 0 and shown.stdout == "", shown.stdout[:2000]
+    assert all(_git("check-ignore", "-q", name).returncode == 0 for name in BUILD_PRODUCTS)
     target = base / "site"
     pip_install = [sys.executable, "-m", "pip", "install", "--no-deps", "--quiet"]
     subprocess.run(
-        [*pip_install, "--target", str(target), str(wheels[0])],
+        [*pip_install, "--target", str(target), str(wheel)],
         check=True,
         capture_output=True,
     )

@@ -120,12 +120,16 @@ function main(): void {
   const session = new Session();
   let pending: Buffer[] = [];
   const handle = (line: Buffer): void => {
-    // Blank lines (spaces, tabs and CRs) get no answer.
-    if (line.every((b) => b === 0x20 || b === 0x09 || b === 0x0d)) return;
-    // Pipes are written synchronously on Linux and macOS, so answers go out in order, at once.
-    process.stdout.write(session.answer(line) + "\n");
-    if (session.finished) process.exit(0);
+    // Blank lines (spaces, tabs and CRs) get no answer; nothing after bye does.
+    if (session.finished || line.every((b) => b === 0x20 || b === 0x09 || b === 0x0d)) return;
+    // process.stdout.write may queue when the pipe is full: pause reading until it drains,
+    // so memory stays bounded. Never process.exit() while answers may be queued: they would
+    // be lost. The process ends by itself once stdin is closed and stdout has drained.
+    if (!process.stdout.write(session.answer(line) + "\n")) process.stdin.pause();
+    if (session.finished) process.stdin.destroy(); // bye: read nothing more
   };
+  process.stdout.on("drain", () => process.stdin.resume());
+  process.stdout.on("error", () => process.exit(1)); // the reader went away
   // Lines end at LF only. readline would also end one at a lone CR, which is whitespace
   // inside a line here (SPEC.md §3.1), so the bytes are split by hand.
   process.stdin.on("data", (chunk: Buffer) => {
@@ -141,9 +145,7 @@ function main(): void {
   });
   process.stdin.on("end", () => {
     if (pending.length > 0) handle(Buffer.concat(pending)); // a last line without its LF
-    process.exit(0);
   });
-  process.stdout.on("error", () => process.exit(1)); // the reader went away
 }
 
 if (require.main === module) main();
