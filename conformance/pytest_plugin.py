@@ -104,7 +104,10 @@ class SnapKVSession:
                 raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
             report.result.append(
                 VectorSuite.from_parent(
-                    collector, name=COLLECTOR, nodeid=COLLECTOR, vectors=vectors
+                    collector,
+                    name=COLLECTOR,
+                    nodeid=_collector_nodeid(collector.config),
+                    vectors=vectors,
                 )
             )
         return report
@@ -134,6 +137,20 @@ class SnapKVSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for warning in self.warnings:
             terminalreporter.write_line(f"snapkv: warning: {warning}")
+
+
+def _collector_nodeid(config: pytest.Config) -> str:
+    """The collector's node id, so that pytest shows the items as ``snapkv::<id>``.
+
+    pytest reads a node id's first part as a path below the rootdir and shows it relative to
+    the invocation directory: a bare ``snapkv`` would read ``../snapkv::...`` when pytest runs
+    in a subdirectory. So the collector sits in the invocation directory.
+    """
+    try:
+        here = config.invocation_params.dir.relative_to(config.rootpath)
+    except ValueError:  # invoked outside the rootdir: nothing better to show
+        return COLLECTOR
+    return (here / COLLECTOR).as_posix()
 
 
 class AdapterNotStarted(Exception):
