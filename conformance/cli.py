@@ -35,6 +35,7 @@ COMMANDS: tuple[str, ...] = (
     "mutants",
     "fuzz",
     "matrix",
+    "record",
     "bench",
 )
 
