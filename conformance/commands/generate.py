@@ -46,6 +46,8 @@ def out_problem(out: Path) -> str | None:
     if problem is not None or not out.exists():
         return problem
     for path in sorted(out.rglob("*.json")):
+        if not path.is_file():  # a FIFO or socket named *.json is not read (nor touched)
+            continue
         try:
             with open(path, "rb") as source:
                 head = source.read(4096)
