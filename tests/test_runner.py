@@ -12,7 +12,6 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
 from runner_support import (
     REFERENCE_ARGV,
@@ -27,7 +26,7 @@ from runner_support import (
 
 from conformance import checker, runner, selection, wire
 from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
-from conformance.policy import SnapKV
+from conformance.mutants import lookup
 from conformance.vectors import Call, Vector
 
 BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
@@ -287,10 +286,7 @@ def test_k_is_a_substring_or_a_glob(patterns, expected):
 # -- known failures -------------------------------------------------------------------------------
 
 
-class TiesToHigher(SnapKV):
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        candidates = self.candidate_count()
-        return np.lexsort((-self._positions[:candidates], pooled[:candidates]))[:count]
+TiesToHigher = lookup("ties-to-higher-position").policy
 
 
 def ties_suite() -> list[Vector]:
