@@ -10,7 +10,6 @@ import copy
 from typing import Any
 
 import pytest
-from runner_support import params, reference_vector, workload
 
 from conformance import checker
 from conformance.adapter import Session
@@ -18,6 +17,7 @@ from conformance.driver import AdapterFailure, InProcessAdapter
 from conformance.mutants import lookup
 from conformance.policy import SnapKV, float32_literal
 from conformance.vectors import Vector
+from tests.support.runner_support import params, reference_vector, workload
 
 
 def answers_of(vector: Vector, factory: Any = None) -> list[dict[str, Any]]:

@@ -21,9 +21,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
 from conformance.policy import SnapKV, new_policy
+from tests.support.oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
 IMPLEMENTATIONS = pytest.mark.parametrize("fast", [False, True], ids=["reference", "fast"])
 

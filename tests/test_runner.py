@@ -13,7 +13,12 @@ import textwrap
 import time
 
 import pytest
-from runner_support import (
+
+from conformance import checker, runner, selection, wire
+from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
+from conformance.mutants import lookup
+from conformance.vectors import Call, Vector
+from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
     params,
@@ -23,11 +28,6 @@ from runner_support import (
     workload,
     write_suite,
 )
-
-from conformance import checker, runner, selection, wire
-from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
-from conformance.mutants import lookup
-from conformance.vectors import Call, Vector
 
 BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
 
