@@ -121,7 +121,7 @@ class FastSnapKV:
             history[: self._count] = self._history[: self._count]
             self._history = history
         self._positions[self._count] = position
-        self._history[self._count, :] = 0.0
+        self._history[self._count, : self._written] = 0.0  # later columns are zero everywhere
         self._partial[self._count] = 0.0  # an all-zero row sums to +0.0 over any columns
         self._count += 1
         self.last_admitted = position
@@ -162,10 +162,20 @@ class FastSnapKV:
         return np.concatenate((below, tied))
 
     def _compact(self, keep: np.ndarray) -> None:
-        """Drop the rows whose ``keep`` is False; the rest keep their order and columns."""
+        """Drop the rows whose ``keep`` is False; the rest keep their order and columns.
+
+        Only the written columns move: the others are zero in every row."""
+        count, history = self._count, self._history[:, : self._written]
+        gone = np.flatnonzero(~keep)
+        if gone.size == 1:  # the common case: slide the rows above it down by one
+            index = int(gone[0])
+            for array in (self._positions, history, self._partial):
+                array[index : count - 1] = array[index + 1 : count]
+            self._count -= 1
+            return
         survivors = int(keep.sum())
-        for array in (self._positions, self._history, self._partial):
-            array[:survivors] = array[: self._count][keep]
+        for array in (self._positions, history, self._partial):
+            array[:survivors] = array[:count][keep]
         self._count = survivors
 
 
