@@ -33,6 +33,9 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from conformance.protocol import ERROR_KINDS
+from conformance.text import json_text
+
 INT31_MAX = 2**31 - 1
 #: The largest finite float32, as a float64.
 FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
@@ -44,17 +47,6 @@ DEFAULT_PARAMS: dict[str, int] = {
     "obsWindow": 16,
     "poolKernel": 7,
 }
-
-#: The error kinds of protocol v1 (SPEC.md §3.3). Nothing may be renamed.
-ERROR_KINDS = (
-    "invalid-params",
-    "invalid-attention",
-    "invalid-position",
-    "no-policy",
-    "bad-request",
-    "unsupported",
-)
-
 
 class PolicyError(Exception):
     """A refused call. ``kind`` is one of :data:`ERROR_KINDS`; the message names the value."""
@@ -73,15 +65,6 @@ class PolicyError(Exception):
 def is_json_integer(value: Any) -> bool:
     """True for an integer as a JSON reader gives it: ``int`` but never ``bool``."""
     return type(value) is int
-
-
-def json_repr(value: Any) -> str:
-    """A short rendering of a wire value for error messages."""
-    try:
-        text = repr(value)
-    except RecursionError:  # a list the JSON parser could nest but repr cannot
-        return "a value nested too deeply to show"
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- §2.1 parameters ------------------------------------------------------------------------
@@ -118,7 +101,7 @@ class Params:
             value = raw[name]
             if not is_json_integer(value):
                 raise PolicyError(
-                    "invalid-params", f"{name} must be an integer, got {json_repr(value)}"
+                    "invalid-params", f"{name} must be an integer, got {json_text(value)}"
                 )
             if not 0 <= value <= INT31_MAX:
                 raise PolicyError("invalid-params", f"{name} must be in [0, 2^31 - 1], got {value}")
@@ -147,7 +130,7 @@ class Params:
 def parse_position(pos: Any, last_admitted: int | None) -> int:
     """Validate a step's ``pos``; raise ``invalid-position`` on any fault."""
     if not is_json_integer(pos):
-        raise PolicyError("invalid-position", f"pos must be an integer, got {json_repr(pos)}")
+        raise PolicyError("invalid-position", f"pos must be an integer, got {json_text(pos)}")
     if not 0 <= pos <= INT31_MAX:
         raise PolicyError("invalid-position", f"pos must be in [0, 2^31 - 1], got {pos}")
     if last_admitted is not None and pos <= last_admitted:
@@ -181,7 +164,7 @@ def narrow_attention(attn: Any, kept: int) -> list[float] | None:
         return None
     if not isinstance(attn, list):
         raise PolicyError(
-            "invalid-attention", f"attn must be null or a list, got {json_repr(attn)}"
+            "invalid-attention", f"attn must be null or a list, got {json_text(attn)}"
         )
     if len(attn) != kept:
         raise PolicyError(
@@ -192,7 +175,7 @@ def narrow_attention(attn: Any, kept: int) -> list[float] | None:
     if types.count(float) + types.count(int) != kept:
         index = next(i for i, kind in enumerate(types) if kind is not float and kind is not int)
         raise PolicyError(
-            "invalid-attention", f"attn[{index}] is not a number: {json_repr(attn[index])}"
+            "invalid-attention", f"attn[{index}] is not a number: {json_text(attn[index])}"
         )
     try:
         # One pack of the whole list: each weight becomes a float64 (an integer literal is
@@ -208,7 +191,9 @@ def narrow_attention(attn: Any, kept: int) -> list[float] | None:
                 reason = "is not a number"
             else:
                 reason = "is beyond the float32 range"
-            raise PolicyError("invalid-attention", f"attn[{index}] {reason}: {attn[index]!r}")
+            raise PolicyError(
+                "invalid-attention", f"attn[{index}] {reason}: {json_text(attn[index])}"
+            )
     return weights
 
 

@@ -146,6 +146,13 @@ impl Session {
         policy.check_position(position)?;
         let attn = match attn {
             Json::Null => None,
+            Json::Floats(floats) => {
+                // `as` from f64 to f32 rounds to nearest, ties to even, and overflows to
+                // infinity, which the policy refuses.
+                weights.clear();
+                weights.extend(floats.iter().map(|&wide| wide as f32));
+                Some(weights.as_slice())
+            }
             Json::Array(items) => {
                 narrow(items, weights)?;
                 Some(weights.as_slice())
