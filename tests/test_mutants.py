@@ -19,12 +19,12 @@ import sys
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
-from test_policy_suite import expected_outcomes
 
 from conformance.mutants import CATALOGUE, EQUIVALENT, FAMILIES, lookup, names
 from conformance.mutants._base import outcome, replay
 from conformance.policy import SnapKV, new_policy
 from conformance.scenarios import Scenario, scenarios
+from tests.test_policy_suite import expected_outcomes
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 
