@@ -48,6 +48,7 @@ DEFAULT_PARAMS: dict[str, int] = {
     "poolKernel": 7,
 }
 
+
 class PolicyError(Exception):
     """A refused call. ``kind`` is one of :data:`ERROR_KINDS`; the message names the value."""
 
