@@ -428,6 +428,12 @@ class Policy(Protocol):
     """What the kit needs of a policy: the calls, and the state a session reports."""
 
     @property
+    def params(self) -> Params: ...
+
+    @property
+    def kept(self) -> Sequence[int]: ...
+
+    @property
     def last_admitted(self) -> int | None: ...
 
     def step(self, pos: Any, attn: Any) -> None: ...
@@ -437,10 +443,11 @@ class Policy(Protocol):
     def scores(self) -> Scores: ...
 
 
-PolicyFactory = Callable[[Mapping[str, Any], int], Any]
+#: What makes a policy from ``params`` and ``seed``: a class or a function such as new_policy.
+PolicyFactory = Callable[[Mapping[str, Any], int], Policy]
 
 
-def new_policy(params: Mapping[str, Any] | Params, seed: int = 0, *, fast: bool = False) -> Any:
+def new_policy(params: Mapping[str, Any] | Params, seed: int = 0, *, fast: bool = False) -> Policy:
     """The reference policy for ``params``: :class:`SnapKV`, or with ``fast`` the numpy
     implementation of ``conformance.policy_fast``, which gives the same answers bit for bit
     and is quicker on long traces with large budgets (the reference adapter uses it)."""
@@ -451,7 +458,7 @@ def new_policy(params: Mapping[str, Any] | Params, seed: int = 0, *, fast: bool 
     return SnapKV(params, seed)
 
 
-def fast_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> Any:
+def fast_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> Policy:
     """:func:`new_policy` with ``fast=True``, as a two-argument factory."""
     return new_policy(params, seed, fast=True)
 
