@@ -8,8 +8,14 @@ silently recorded expectation. Every generated vector is then validated exactly 
 form of :func:`conformance.vectors.dumps_vector`, so the same code writes the same bytes.
 
 Writing is all or nothing: the suite is built in a temporary directory beside the target, the
-non-vector files of the target (``README.md``, ``TAGS.md``) are carried over, and the two
-directories are swapped by renames; vector files no builder produces any more disappear.
+non-vector files of the target (``README.md``, ``TAGS.md``) and the recorded vectors are
+carried over, and the two directories are swapped by renames; vector files no builder produces
+any more disappear.
+
+Recorded vectors (under :data:`RECORDED_DIRS`, written by ``snapkv-conformance record`` from a
+real model) are data, not generated: their weights differ in the last bits between BLAS builds,
+so ``generate`` neither compares, rewrites nor removes them; ``validate`` checks them like any
+other vector.
 """
 
 from __future__ import annotations
@@ -25,6 +31,14 @@ from typing import Any
 from conformance.builders import Builder, DesignError, Draft, all_builders
 from conformance.policy import new_policy
 from conformance.vectors import Call, Vector, dumps_vector
+
+#: Suite subdirectories of recorded vectors, which no builder makes.
+RECORDED_DIRS = ("real",)
+
+
+def is_recorded(relative: str) -> bool:
+    """True for a suite path (``real/x.json``) or id (``real/x``) of a recorded vector."""
+    return relative.split("/", 1)[0] in RECORDED_DIRS
 
 
 class GenerationError(Exception):
@@ -45,8 +59,8 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
                 raise GenerationError(f"{where}: attention given as a function, but no policy")
             try:
                 request["attn"] = request["attn"]([int(p) for p in session.policy.kept])
-            except DesignError as error:
-                raise GenerationError(f"{where}: {error}") from None
+            except DesignError as fault:
+                raise GenerationError(f"{where}: {fault}") from None
         response = session.handle({**request, "id": index})
         error = response.get("error") or {}
         if planned.refuse is not None:
@@ -101,6 +115,11 @@ def build_suite(
     for entry in all_builders() if builders is None else builders:
         for draft in entry.drafts():
             _check_draft(draft)
+            if is_recorded(draft.id):
+                raise GenerationError(
+                    f"builder {entry.name}: id {draft.id!r} is in a directory of recorded "
+                    f"vectors ({', '.join(RECORDED_DIRS)})"
+                )
             if draft.id in owners:
                 raise GenerationError(
                     f"builder {entry.name}: id {draft.id!r} is also made by {owners[draft.id]}"
@@ -138,13 +157,16 @@ class SuiteDiff:
 
 
 def existing_vector_files(directory: Path) -> dict[str, bytes]:
-    """The ``*.json`` files under ``directory`` as ``{relative posix path: bytes}``."""
+    """The generated ``*.json`` files under ``directory`` as ``{relative posix path: bytes}``.
+
+    Recorded vectors are left out: they are not the generator's to compare.
+    """
     if not directory.is_dir():
         return {}
     return {
-        path.relative_to(directory).as_posix(): path.read_bytes()
+        relative: path.read_bytes()
         for path in sorted(directory.rglob("*.json"))
-        if path.is_file()
+        if path.is_file() and not is_recorded(relative := path.relative_to(directory).as_posix())
     }
 
 
@@ -163,7 +185,8 @@ def diff_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
 def write_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
     """Replace the vector files under ``directory`` with ``files``, all at once.
 
-    Non-``*.json`` files already in ``directory`` are kept. Returns what changed.
+    Non-``*.json`` files and recorded vectors already in ``directory`` are kept. Returns what
+    changed.
     """
     target = Path(directory).resolve()
     change = diff_suite(target, files)
@@ -187,9 +210,10 @@ def write_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
 
 
 def _carry_over(source: Path, destination: Path) -> None:
-    """Copy every file of ``source`` that is not a vector (``*.json``) into ``destination``."""
+    """Copy every file of ``source`` that is not a generated vector into ``destination``."""
     for path in sorted(source.rglob("*")):
-        if path.is_file() and path.suffix != ".json":
+        relative = path.relative_to(source).as_posix()
+        if path.is_file() and (path.suffix != ".json" or is_recorded(relative)):
             copy = destination / path.relative_to(source)
             copy.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, copy)

@@ -22,6 +22,7 @@ from pathlib import Path
 from conformance import __version__
 from conformance.checker import VectorResult
 from conformance.driver import Handshake
+from conformance.triage import Triage
 from conformance.vectors import Vector
 
 #: The cell of a port that never ran the vector (its adapter did not start).
@@ -61,6 +62,7 @@ class Column:
     handshake: Handshake | None = None
     start_error: str | None = None
     results: dict[str, VectorResult] = field(default_factory=dict)
+    triage: Triage | None = None
 
     def verdict(self, vector_id: str) -> str:
         result = self.results.get(vector_id)
@@ -121,6 +123,10 @@ def run_matrix(
         else:
             column.handshake = run.handshake
             column.results = {result.vector_id: result for result in run.results}
+            if not run.ok:
+                from conformance.triage import triage
+
+                column.triage = triage(list(vectors), run.results)
         columns.append(column)
     return Matrix(list(vectors), columns)
 
@@ -178,6 +184,12 @@ def to_markdown(matrix: Matrix) -> str:
             verdict = column.verdict(vector.id)
             cells.append(verdict if verdict == "pass" else f"**{verdict}**")
         lines.append(_md_row([f"`{_md(vector.id)}`", *cells]))
+    triaged = [column for column in matrix.columns if column.triage is not None]
+    if triaged:
+        lines += ["", "## Triage", ""]
+        for column in triaged:
+            assert column.triage is not None
+            lines.append(f"- **{_md(column.port.name)}**: {_md(column.triage.headline())}")
     failures = _failures(matrix)
     if failures:
         lines += ["", "## Failures", ""]
@@ -262,6 +274,13 @@ def to_html(matrix: Matrix) -> str:
             row.append(f'<td class="{_cell_class(verdict)}"{attr}>{e(verdict)}</td>')
         out.append("".join(row) + "</tr>")
     out += ["</tbody>", "</table>"]
+    triaged = [column for column in matrix.columns if column.triage is not None]
+    if triaged:
+        out += ["<h2>Triage</h2>", "<ul>"]
+        for column in triaged:
+            assert column.triage is not None
+            out.append(f"<li><b>{e(column.port.name)}</b>: {e(column.triage.headline())}</li>")
+        out.append("</ul>")
     failures = _failures(matrix)
     if failures:
         out += ["<h2>Failures</h2>", "<ul>"]

@@ -82,6 +82,7 @@ class SnapKVSession:
         self._runner: VectorRunner | None = None
         self._start_error: str | None = None
         self.warnings: list[str] = []
+        self.results: list[tuple[Vector, VectorResult]] = []
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         where = ", ".join(self.paths) or "the committed suite"
@@ -119,12 +120,14 @@ class SnapKVSession:
         if self._runner is None:
             self._runner = VectorRunner(AdapterProcess(self.argv, self.timeout))
         try:
-            return self._runner.run(vector)
+            result = self._runner.run(vector)
         except (AdapterStartError, OSError) as error:
             # Every later item fails the same way at once rather than retrying a broken start.
             self._start_error = f"the adapter {self.command} cannot start: {error}"
             self._runner = None
             raise AdapterNotStarted(self._start_error) from None
+        self.results.append((vector, result))
+        return result
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self._runner is not None:
@@ -134,6 +137,16 @@ class SnapKVSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for warning in self.warnings:
             terminalreporter.write_line(f"snapkv: warning: {warning}")
+        # Under pytest-xdist the vectors run in the workers, and this (controller) process
+        # has no answers to triage.
+        if any(not result.passed for _, result in self.results):
+            from conformance.triage import triage
+
+            vectors = [vector for vector, _ in self.results]
+            found = triage(vectors, [result for _, result in self.results])
+            terminalreporter.section("snapkv triage")
+            for line in found.lines():
+                terminalreporter.write_line(line)
 
 
 class AdapterNotStarted(Exception):

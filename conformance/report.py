@@ -254,6 +254,8 @@ def junit_xml(run: RunResult, context: RunContext | None = None) -> bytes:
             ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
     for case, _ in cases:
         suite.append(case)
+    if run.triage is not None:
+        ET.SubElement(suite, "system-out").text = _xml_text("\n".join(run.triage.lines()))
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 
@@ -278,6 +280,8 @@ def _properties(run: RunResult, context: RunContext) -> list[tuple[str, str]]:
         pairs.append(("shard", f"{run.shard[0]}/{run.shard[1]}"))
     if context.known_failures_file is not None:
         pairs.append(("known_failures", context.known_failures_file))
+    if run.triage is not None:
+        pairs.append(("triage", run.triage.headline()))
     return pairs
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.adapter import Session
+from conformance.adapter import PolicyFactory, Session
 from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, float32_literal, new_policy
 
 #: Weights chosen for what they do to a sum or a comparison; every one is an exact float32.
@@ -218,14 +218,17 @@ MIN_ROUNDS, MAX_ROUNDS = 2, 12
 Observer = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], bool]
 
 
-def play(draw: st.DrawFn, observe: Observer | None = None) -> Scenario:
+def play(
+    draw: st.DrawFn, observe: Observer | None = None, reference: PolicyFactory = new_policy
+) -> Scenario:
     """Draw a scenario round by round: a valid ``new``, then 2 to 12 rounds of actions.
 
     Each round is materialised against the reference at once and shown to ``observe``, which
     may stop the scenario. The fuzzer stops at the first round whose answers differ, so nothing
     after a difference is ever drawn and hypothesis has no trailing calls to shrink away.
+    ``reference`` answers the calls (a catalogued mistake, to fuzz past a known difference).
     """
-    session = Materialiser()
+    session = Materialiser(reference)
     done = session.add([New(draw(PARAMS), draw(SEEDS), None)])
     rounds = 0
     while not (observe is not None and observe(*done)):
@@ -256,8 +259,8 @@ _SCENARIOS = _scenario()
 class Materialiser:
     """Turns actions into requests against a reference session, answering each as it goes."""
 
-    def __init__(self) -> None:
-        self.session = Session(new_policy)
+    def __init__(self, reference: PolicyFactory = new_policy) -> None:
+        self.session = Session(reference)
         self.calls: list[dict[str, Any]] = []
         self.expected: list[dict[str, Any]] = []
 
@@ -276,9 +279,9 @@ class Materialiser:
         return Scenario(tuple(self.calls), tuple(self.expected))
 
 
-def replay(calls: Sequence[dict[str, Any]]) -> Scenario:
+def replay(calls: Sequence[dict[str, Any]], reference: PolicyFactory = new_policy) -> Scenario:
     """The scenario of ``calls`` (requests without ``id``) with a fresh reference's answers."""
-    session = Session(new_policy)
+    session = Session(reference)
     return Scenario(tuple(calls), tuple(_answer(session, call) for call in calls))
 
 

@@ -20,6 +20,8 @@ from conformance.policy import SnapKV
 from conformance.runner import RunResult, run_suite
 from conformance.vectors import Vector, load_suite
 
+pytest_plugins = ["pytester"]
+
 
 @cache
 def suite() -> tuple[Vector, ...]:
@@ -139,3 +141,79 @@ def test_a_passing_run_has_no_triage_in_its_report() -> None:
     assert run.ok
     data = report.json_report(run)
     assert data["triage"] is None
+
+
+def test_junit_carries_the_triage() -> None:
+    import xml.etree.ElementTree as ET
+
+    run = run_policy(mutants.lookup("float32-accumulation").factory)
+    run.triage = triage_of(run)
+    root = ET.fromstring(report.junit_xml(run))
+    suite_element = root.find("testsuite")
+    assert suite_element is not None
+    properties = {p.get("name"): p.get("value") for p in suite_element.iter("property")}
+    assert properties["triage"].startswith("likely cause: float32-accumulation: ")
+    system_out = suite_element.find("system-out")
+    assert system_out is not None and system_out.text is not None
+    assert system_out.text.startswith("triage: likely cause: float32-accumulation: ")
+
+
+def test_matrix_pages_carry_each_failing_ports_triage() -> None:
+    from conformance.matrix import Column, Matrix, Port, to_html, to_markdown
+
+    run = run_policy(mutants.lookup("float32-accumulation").factory)
+    column = Column(Port("f32", ("f32-adapter",)), run.handshake)
+    column.results = {result.vector_id: result for result in run.results}
+    column.triage = triage_of(run)
+    matrix = Matrix(list(suite()), [column])
+    assert "**f32**: likely cause: float32-accumulation: " in to_markdown(matrix)
+    assert "<b>f32</b>: likely cause: float32-accumulation: " in to_html(matrix)
+
+
+def test_pytest_terminal_summary_carries_the_triage(pytester: Any) -> None:
+    import shlex
+
+    from tests.support.runner_support import mutant_argv
+    from tests.support.small_suite import write_small_suite
+
+    vectors = write_small_suite(pytester.path / "vectors")
+    adapter = shlex.join(mutant_argv("ties-to-higher-position"))
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--snapkv-adapter", adapter, "--snapkv-vectors", str(vectors)
+    )
+    output = result.stdout.str()
+    assert "snapkv triage" in output
+    section = output[output.index("snapkv triage") :]
+    assert "triage: likely cause: " in section
+    assert "ties-to-higher-position" in section
+
+
+def test_fuzz_accept_finds_the_next_different_mistake() -> None:
+    from conformance import fuzz
+    from conformance.mutants.selection import RecentMadeCandidates, TiesToHigherPosition
+    from conformance.scenarios import replay
+
+    class Both(TiesToHigherPosition, RecentMadeCandidates):
+        """Ties go to the higher position, and the recent window protects nothing."""
+
+    adapter = InProcessAdapter(Both, {"name": "both", "language": "python", "version": "0"})
+    adapter.start()
+    accepted = fuzz.accepting(["ties-to-higher-position"])
+    result = fuzz.fuzz(adapter, seed=1, reference=accepted)
+    assert result.finding is not None
+    calls = result.finding.scenario.calls
+    port = replay(calls, Both).expected
+    # the difference is not the accepted mistake: with it accepted the answers still differ...
+    assert replay(calls, accepted).expected != port
+    # ...and it is the other one: with both accepted the port's answers are reproduced
+    both = fuzz.accepting(["ties-to-higher-position", "recent-made-candidates"])
+    assert replay(calls, both).expected == port
+
+
+def test_fuzz_accept_refuses_unknown_and_clashing_mistakes() -> None:
+    from conformance import fuzz
+
+    with pytest.raises(ValueError, match="unknown mutant"):
+        fuzz.accepting(["no-such-mistake"])
+    with pytest.raises(ValueError, match="same step"):
+        fuzz.accepting(["float32-accumulation", "kahan-summation"])

@@ -56,6 +56,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SAVE,
         help=f"where to write the failing vector, as DIR/<id>.json (default ./{DEFAULT_SAVE})",
     )
+    parser.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="treat the catalogued mistake NAME (see snapkv-conformance mutants) as the "
+        "reference, so that the next, different mistake is found (repeatable)",
+    )
     add_timeout(parser)
 
 
@@ -109,6 +117,10 @@ def run(args: argparse.Namespace) -> int:
     problem = output_problem("--save", args.save, directory=True)
     if problem is not None:
         return _error(problem)
+    try:
+        reference = fuzz.accepting(args.accept) if args.accept else None
+    except ValueError as error:
+        return _error(f"--accept: {error}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     adapter = AdapterProcess(argv, args.timeout)
     try:
@@ -116,7 +128,10 @@ def run(args: argparse.Namespace) -> int:
     except (AdapterStartError, OSError) as error:
         return _error(f"the adapter cannot start: {error}")
     port = handshake.describe()
-    print(f"fuzzing {port} against the reference: seed {seed}, up to {args.max_examples} examples")
+    against = "the reference"
+    if args.accept:
+        against += " with " + " + ".join(dict.fromkeys(args.accept)) + " accepted"
+    print(f"fuzzing {port} against {against}: seed {seed}, up to {args.max_examples} examples")
     progress = FuzzProgress(sys.stderr)
     try:
         result = fuzz.fuzz(
@@ -125,6 +140,7 @@ def run(args: argparse.Namespace) -> int:
             seed=seed,
             max_shrinks=args.max_shrinks,
             progress=progress,
+            **({"reference": reference} if reference is not None else {}),
         )
     except fuzz.AdapterLost as error:
         progress.finish()
