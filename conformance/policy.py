@@ -91,7 +91,7 @@ class Params:
         if isinstance(raw, Params):
             raw = raw.as_dict()
         if not isinstance(raw, Mapping):
-            raise PolicyError("invalid-params", f"params must be an object, got {raw!r}")
+            raise PolicyError("invalid-params", f"params must be an object, got {json_text(raw)}")
         missing = [name for name in PARAM_NAMES if name not in raw]
         if missing:
             raise PolicyError("invalid-params", f"params is missing {', '.join(missing)}")

@@ -198,7 +198,7 @@ def test_fractional_param_refused(name: str) -> None:
 
 @pytest.mark.parametrize("name", PARAM_NAMES)
 def test_integral_float_param_refused_by_the_reference(name: str) -> None:
-    # SPEC.md leaves 4.0 to ports; the reference accepts only JSON integers.
+    # SPEC.md leaves 4.0 to ports; the reference accepts only JSON integers (SPEC.md §6, item 4).
     assert_params_refused(params(**{name: float(BASE[name])}))
 
 
