@@ -74,7 +74,7 @@ class Params:
         if isinstance(raw, Params):
             raw = raw.as_dict()
         if not isinstance(raw, Mapping):
-            raise PolicyError("invalid-params", f"params must be an object, got {raw!r}")
+            raise PolicyError("invalid-params", f"params must be an object, got {json_text(raw)}")
         missing = [name for name in PARAM_NAMES if name not in raw]
         if missing:
             raise PolicyError("invalid-params", f"params is missing {', '.join(missing)}")
@@ -391,7 +391,7 @@ class SnapKV:
 
 
 def check_weight_literal(value: Any) -> bool:
-    """True when ``value`` is exactly a float32 written as DESIGN §2 requires of vectors.
+    """True when ``value`` is exactly a float32 written as SPEC.md §2.6 requires of vectors.
 
     That is a JSON float whose float64 value is exactly representable as float32 (narrowing
     loses nothing), or an integer that is.

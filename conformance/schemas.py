@@ -31,7 +31,7 @@ _memo: dict[str, bool] = {}
 
 @cache
 def _validator_class() -> Any:
-    from jsonschema import Draft202012Validator, validators
+    from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
 
     # JSON Schema counts 4.0 as an integer; SPEC.md §4.3 does not (ports may read it either way).
     checker = Draft202012Validator.TYPE_CHECKER.redefine(

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.exceptions import KitError
 from conformance.protocol import MAX_DEPTH, DecodeError, decode_strict_file, encode_body
 
 FORMAT = "snapkv-vector/1"
@@ -24,7 +25,7 @@ FORMAT = "snapkv-vector/1"
 VECTOR_OPS = ("new", "step", "evict")
 
 
-class VectorError(Exception):
+class VectorError(KitError):
     """A vector file that cannot be used: names the file, the JSON pointer and the reason."""
 
     def __init__(self, path: str | Path | None, pointer: str, reason: str) -> None:

@@ -1,4 +1,4 @@
-"""The mutant catalogue and the kill matrix (issue 5).
+"""The mutant catalogue and the kill matrix.
 
 Every catalogued mutant must be a real difference from the reference (its witness scenario is
 answered differently), the committed suite must kill every one of them, and for each one at

@@ -1,6 +1,6 @@
-"""One named test per rule and per refusal of DESIGN §2, against the reference policy.
+"""One named test per rule and per refusal of SPEC.md §2, against the reference policy.
 
-Expected values are worked out by hand from DESIGN §2 with dyadic weights (every sum is exact),
+Expected values are worked out by hand from SPEC.md §2 with dyadic weights (every sum is exact),
 and every scenario that runs calls is also replayed on the independent oracle
 (:class:`oracles.OracleSnapKV`), which must agree bit for bit (:func:`replay`).
 """
@@ -193,7 +193,7 @@ def test_fractional_param_refused(name: str) -> None:
 
 @pytest.mark.parametrize("name", PARAM_NAMES)
 def test_integral_float_param_refused_by_the_reference(name: str) -> None:
-    # DESIGN leaves 4.0 to ports; the reference accepts only JSON integers (pinned decision 3).
+    # SPEC.md leaves 4.0 to ports; the reference accepts only JSON integers (SPEC.md §6, item 4).
     assert_params_refused(params(**{name: float(BASE[name])}))
 
 

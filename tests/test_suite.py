@@ -48,7 +48,7 @@ def test_every_vector_names_its_mistake_and_every_tag_is_used(suite):
     assert set(load_vocabulary()) - used <= {"fuzz"}
 
 
-#: What the suite must cover (issue 3, item 4) and the vectors that cover it.
+#: What the suite must cover and the vectors that cover it.
 COVERAGE: dict[str, list[str]] = {
     "params: each rule": [
         "params/budget-zero",

@@ -67,6 +67,13 @@ def run(args: argparse.Namespace) -> int:
         if problem is not None:
             return _error(problem)
     if args.update_readme:  # checked before the long replay, then rewritten after it
+        from conformance.resources import checkout_root
+
+        if checkout_root() is None:
+            return _error(
+                "--update-readme rewrites the kit's own README tables; it runs only from a "
+                "checkout of the kit, not from an installed copy"
+            )
         try:
             with open(args.update_readme, encoding="utf-8") as source:
                 block = readme_block(source.read())

@@ -164,6 +164,7 @@ class RunningSum(RowState):
     """Keeps a float64 total per position: ``total = (total + new) - overwritten``."""
 
     ROW_ARRAYS = (("_running", np.float64),)
+    _running: np.ndarray
 
     def record(self, weights: np.ndarray) -> None:
         count = self._count
@@ -190,6 +191,7 @@ class PerPositionCursor(RowState):
     """Each kept position writes its ``t``-th observed weight to its own slot ``t % obsWindow``."""
 
     ROW_ARRAYS = (("_writes", np.int64),)
+    _writes: np.ndarray
 
     def record(self, weights: np.ndarray) -> None:
         count = self._count

@@ -1,13 +1,13 @@
 """Independent plain-Python oracles for the reference policy: SnapKV, TOVA and H2O.
 
-:class:`OracleSnapKV` is a transcription of the seed's pseudo-code with the rules of DESIGN §2,
+:class:`OracleSnapKV` is a transcription of the rules of SPEC.md §2,
 written from that text and not from ``conformance/policy.py``: lists of Python floats, float32
 narrowing through ``struct`` (``'f'``), sums by a ``for`` loop over slot indices 0 upward,
 pooling by explicit loops and victims chosen by sorting ``(pooled, position)``. It imports
 nothing from the package and no numpy, so a bug in the reference cannot leak into it.
 
-:class:`TovaOracle` and :class:`H2OOracle` are the two policies SnapKV reduces to (DESIGN §2,
-"Known reductions"), each written in its own terms: TOVA keeps each position's latest observed
+:class:`TovaOracle` and :class:`H2OOracle` are the two policies SnapKV reduces to (SPEC.md §2.7,
+"Reductions"), each written in its own terms: TOVA keeps each position's latest observed
 weight, H2O its cumulative attention. They know nothing about rings or pooling.
 
 The benchmark imports this file by path, so it must stay importable on its own.
@@ -41,7 +41,7 @@ def to_float32(value: float) -> float:
 
 
 def narrow_weight(weight: Any) -> float:
-    """One attention weight as DESIGN §2 reads it; raise ``invalid-attention`` on any fault."""
+    """One attention weight as SPEC.md §2.6 reads it; raise ``invalid-attention`` on any fault."""
     if isinstance(weight, bool) or not isinstance(weight, int | float):
         raise OracleError("invalid-attention", f"not a number: {weight!r}")
     try:
@@ -119,7 +119,7 @@ def lowest(scores: list[float], positions: list[int], count: int) -> list[int]:
 
 
 class OracleSnapKV:
-    """SnapKV as the seed's pseudo-code says, with DESIGN §2's rules, in plain Python.
+    """SnapKV as SPEC.md §2 says, in plain Python.
 
     ``rings[i]`` is the history of ``kept[i]``: a list indexed by slot. It only grows as far as
     the highest slot written since admission; the slots past its end hold zero, and adding
