@@ -13,11 +13,11 @@ import sys
 from typing import Any
 
 from conformance.commands._options import add_paths, load_vectors, output_problem
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
 
 HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
 
-EXIT_OK, EXIT_SURVIVOR, EXIT_USAGE = 0, 1, 2
+EXIT_SURVIVOR = EXIT_FAILED  # a mutant the suite does not kill
 SHOWN_IDS = 3
 #: The markers around the generated tables in README.md.
 BEGIN, END = "<!-- mutants:begin -->", "<!-- mutants:end -->"
