@@ -9,12 +9,12 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import numpy as np
 import pytest
 
 from conformance import checker, diagnosis
 from conformance.adapter import Session
 from conformance.driver import AdapterFailure, InProcessAdapter
+from conformance.mutants import lookup
 from conformance.policy import SnapKV, float32_literal
 from conformance.text import catches_of
 from conformance.vectors import Vector
@@ -298,24 +298,8 @@ def test_describe_is_one_line_with_id_call_and_verdict(refusing):
 # -- diagnosis -----------------------------------------------------------------------------------
 
 
-class TiesToHigher(SnapKV):
-    """Equal pooled scores evict the higher position."""
-
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        candidates = self.candidate_count()
-        positions = self._positions[:candidates]
-        return np.lexsort((-positions, pooled[:candidates]))[:count]
-
-
-class Float32Sums(SnapKV):
-    """Accumulates the ring in float32."""
-
-    def window_sums(self) -> np.ndarray:
-        rows = self._history[: self._count]
-        sums = np.zeros(self._count, dtype=np.float32)
-        for column in range(min(rows.shape[1], self.params.obsWindow)):
-            sums += rows[:, column]
-        return sums.astype(np.float64)
+TiesToHigher = lookup("ties-to-higher-position").policy
+Float32Sums = lookup("float32-accumulation").policy
 
 
 def diagnosis_for(vector: Vector, factory: Any) -> tuple[checker.VectorResult, str]:

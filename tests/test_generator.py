@@ -130,6 +130,7 @@ def test_write_suite_changes_only_the_vector_files(tmp_path):
     private.mkdir(mode=0o700)
     private.chmod(0o700)
     os.mkfifo(out / "a-fifo")
+    os.mkfifo(out / "ring" / "fifo.json")  # not a vector: never opened
     (out / "dangling.json").symlink_to(tmp_path / "nowhere.json")
     elsewhere = tmp_path / "elsewhere.json"
     elsewhere.write_text("old")
@@ -290,3 +291,22 @@ def test_random_vectors_always_validate(seed):
 def test_diff_suite_of_a_missing_directory_adds_everything(tmp_path):
     change = diff_suite(tmp_path / "missing", {"a/b.json": "{}"})
     assert change.added == ["a/b.json"] and not change.removed and not change.changed
+
+
+def test_generate_neither_opens_nor_touches_a_fifo_named_like_a_vector(tmp_path, monkeypatch):
+    import threading
+
+    files = _small_suite()
+    monkeypatch.setattr(generator, "build_suite", lambda: files)
+    out = tmp_path / "vectors"
+    out.mkdir()
+    os.mkfifo(out / "pipe.json")
+    status: list[int] = []
+    worker = threading.Thread(
+        target=lambda: status.append(cli.main(["generate", "--out", str(out)])), daemon=True
+    )
+    worker.start()
+    worker.join(60)
+    assert status == [0]  # a blocking open of the FIFO would leave the thread waiting
+    assert stat.S_ISFIFO((out / "pipe.json").lstat().st_mode)
+    assert existing_vector_files(out) == {k: v.encode() for k, v in files.items()}

@@ -12,12 +12,11 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
 
 from conformance import checker, runner, selection
 from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter
-from conformance.policy import SnapKV
+from conformance.mutants import lookup
 from conformance.vectors import Call, Vector
 from tests.support.runner_support import (
     REFERENCE_ARGV,
@@ -286,10 +285,7 @@ def test_k_is_a_substring_or_a_glob(patterns, expected):
 # -- known failures -------------------------------------------------------------------------------
 
 
-class TiesToHigher(SnapKV):
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        candidates = self.candidate_count()
-        return np.lexsort((-self._positions[:candidates], pooled[:candidates]))[:count]
+TiesToHigher = lookup("ties-to-higher-position").policy
 
 
 def ties_suite() -> list[Vector]:

@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from conformance.commands._options import output_problem
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, print_error
 
 HELP = "Regenerate the vector suite from the builders (--check: compare, write nothing)."
 
@@ -46,6 +46,8 @@ def out_problem(out: Path) -> str | None:
     if problem is not None or not out.exists():
         return problem
     for path in sorted(out.rglob("*.json")):
+        if not path.is_file():  # a FIFO or socket named *.json is not read (nor touched)
+            continue
         try:
             with open(path, "rb") as source:
                 head = source.read(4096)
@@ -88,9 +90,9 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         if change.empty:
             print(f"{out}: up to date ({len(files)} vectors)")
-            return 0
+            return EXIT_OK
         print(f"{out}: differs from a fresh generation; run 'snapkv-conformance generate'")
-        return 1
+        return EXIT_FAILED
     try:
         change = write_suite(out, files)  # only the vector files change; all staged first
     except OSError as error:
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         f"{out}: {len(files)} vectors ({len(change.added)} added, {len(change.removed)} "
         f"removed, {len(change.changed)} changed)"
     )
-    return 0
+    return EXIT_OK
 
 
 def _list() -> int:
@@ -112,4 +114,4 @@ def _list() -> int:
         print(entry.name)
         for draft in entry.drafts():
             print(f"  {draft.id}")
-    return 0
+    return EXIT_OK
