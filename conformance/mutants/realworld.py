@@ -8,7 +8,7 @@ steps) rather than copied, so the triage can name the parts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,8 +16,9 @@ import numpy as np
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
 from conformance.mutants.params import BooleanParamAccepted
 from conformance.mutants.pooling import AveragePooling, RecentExcludedFromPooling, window_max
+from conformance.mutants.selection import VictimsInRankOrder
 from conformance.mutants.steps import BooleanWeightAccepted
-from conformance.mutants.summation import RowState
+from conformance.mutants.summation import PerRow
 from conformance.policy import SnapKV
 
 # -- accumulating scores (H2O, OpenVINO GenAI) -------------------------------------------------
@@ -35,29 +36,30 @@ from conformance.policy import SnapKV
         (step(0), step(1), step(2, [1.0, 0.0]), step(3, [0.0, 0.5, 0.0]), EVICT),
     ),
 )
-class CumulativeSums(RowState):
+class CumulativeSums(PerRow):
     """Adds every observed step's weight to a float64 score kept since admission (in step
     order, from ``+0.0``); the ring's window is ignored."""
 
-    ROW_ARRAYS: tuple[tuple[str, Any], ...] = (("_total", np.float64),)
-    _total: np.ndarray
+    def fresh(self) -> Any:
+        return 0.0
 
-    def step_scores(self, weights: np.ndarray) -> np.ndarray:
+    def step_scores(self, weights: Sequence[float]) -> list[float]:
         """What one step adds to each kept entry's score: its weight."""
-        return weights.astype(np.float64)
+        return list(weights)
 
-    def record(self, weights: np.ndarray) -> None:
-        self._total[: self._count] += self.step_scores(weights)
-        super().record(weights)
+    def write(self, weights: Sequence[float]) -> None:
+        for index, score in enumerate(self.step_scores(weights)):
+            self.per_row[index] += score
+        super().write(weights)
 
-    def window_sums(self) -> np.ndarray:
-        return self._total[: self._count].copy()
+    def window_sums(self) -> list[float]:
+        return list(self.per_row)
 
 
-def forward_kernel_max(values: np.ndarray, kernel: int) -> np.ndarray:
+def forward_kernel_max(values: Sequence[float], kernel: int) -> list[float]:
     """``max(values[i .. i + kernel - 1])`` clamped to the list: a pooling window that starts
     at the entry instead of being centred on it."""
-    return window_max(np.asarray(values, dtype=np.float64), 0, kernel - 1)
+    return window_max(values, 0, kernel - 1)
 
 
 @mutant(
@@ -79,11 +81,11 @@ class OpenVinoSum(CumulativeSums):
     over ``[i, i + poolKernel - 1]`` (forward only) before it is added; no pooling after
     summing."""
 
-    def step_scores(self, weights: np.ndarray) -> np.ndarray:
+    def step_scores(self, weights: Sequence[float]) -> list[float]:
         return forward_kernel_max(weights, self.params.poolKernel)
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
-        return sums.copy()
+    def pool(self, sums: Sequence[float]) -> list[float]:
+        return list(sums)
 
 
 @mutant(
@@ -100,17 +102,17 @@ class OpenVinoSum(CumulativeSums):
 class OpenVinoNormSum(OpenVinoSum):
     """OpenVINO's SUM score divided by the number of observed steps since admission."""
 
-    ROW_ARRAYS = (("_total", np.float64), ("_lived", np.int64))
-    _lived: np.ndarray
+    def fresh(self) -> Any:
+        return [0.0, 0]  # the score, and the observed steps the position has lived
 
-    def record(self, weights: np.ndarray) -> None:
-        self._lived[: self._count] += 1
-        super().record(weights)
+    def write(self, weights: Sequence[float]) -> None:
+        for index, score in enumerate(self.step_scores(weights)):
+            total, lived = self.per_row[index]
+            self.per_row[index] = [total + score, lived + 1]
+        SnapKV.write(self, weights)
 
-    def window_sums(self) -> np.ndarray:
-        lived = self._lived[: self._count]
-        totals = self._total[: self._count]
-        return np.where(lived > 0, totals / np.maximum(lived, 1), 0.0)
+    def window_sums(self) -> list[float]:
+        return [total / lived if lived else 0.0 for total, lived in self.per_row]
 
 
 # -- kvpress ---------------------------------------------------------------------------------
@@ -119,8 +121,8 @@ class OpenVinoNormSum(OpenVinoSum):
 class MeanOverWindow(SnapKV):
     """Each window sum divided by ``obsWindow``: the mean of the window's weights."""
 
-    def window_sums(self) -> np.ndarray:
-        return super().window_sums() / self.params.obsWindow
+    def window_sums(self) -> list[float]:
+        return [total / self.params.obsWindow for total in super().window_sums()]
 
 
 @mutant(
@@ -156,9 +158,9 @@ UNSTABLE += [0.0, 0.5, 0.0, 0.0, 0.5, 0.5, 0.0, 0.0, 0.0, 0.5]
 class UnstableArgsort(SnapKV):
     """Ranks the candidates with numpy's default (unstable) argsort."""
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
         scores = np.asarray(pooled[: self.candidate_count()], dtype=np.float64)
-        return np.argsort(scores)[:count]
+        return [int(index) for index in np.argsort(scores)[:count]]
 
 
 @mutant(
@@ -172,12 +174,12 @@ class UnstableArgsort(SnapKV):
 class ArgpartitionSelection(SnapKV):
     """Selects the victims with ``np.argpartition`` (no order among equal scores)."""
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
         scores = np.asarray(pooled[: self.candidate_count()], dtype=np.float64)
         if count >= len(scores):
-            return np.arange(len(scores))
+            return list(range(len(scores)))
         chosen = np.argpartition(scores, count - 1)[:count]
-        return chosen[np.argsort(scores[chosen], kind="stable")]
+        return [int(index) for index in chosen[np.argsort(scores[chosen], kind="stable")]]
 
 
 @mutant(
@@ -188,12 +190,8 @@ class ArgpartitionSelection(SnapKV):
     keywords=("topk", "rank order", "tie"),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), step(2, [0.5, 0.25]), EVICT)),
 )
-class TopkUnordered(ArgpartitionSelection):
-    """argpartition-selection with the victims returned in rank order (victims-in-rank-order):
-    what `topk` gives."""
-
-    def order_victims(self, victims: np.ndarray) -> list[int]:
-        return [int(self._positions[index]) for index in victims]
+class TopkUnordered(ArgpartitionSelection, VictimsInRankOrder):
+    """argpartition-selection and victims-in-rank-order at once: what `topk` gives."""
 
 
 # -- storage ---------------------------------------------------------------------------------
@@ -221,7 +219,7 @@ class BudgetPlusOneStorage(SnapKV):
 
     def admit(self, position: int) -> None:
         rows = self.params.budget + 1
-        if self._count >= rows:
+        if len(self.kept) >= rows:
             raise IndexError(f"index {rows} is out of bounds for axis 0 with size {rows}")
         super().admit(position)
 
