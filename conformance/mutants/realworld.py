@@ -207,15 +207,15 @@ class TopkUnordered(ArgpartitionSelection, VictimsInRankOrder):
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 3), EVICT)),
 )
 class BudgetPlusOneStorage(SnapKV):
-    """Storage for ``budget + 1`` kept rows of ``obsWindow`` float32 columns, allocated at
-    construction: admitting one more row raises IndexError, and parameters whose storage
-    would exceed 16 GiB raise MemoryError (both crashes)."""
+    """Storage for ``budget + 1`` kept rows allocated at construction: admitting one more row
+    raises IndexError, and a budget whose rows cannot be allocated (over 2^28 of them, each a
+    row of weights) raises MemoryError (both crashes)."""
 
     def __init__(self, params: Mapping[str, Any], seed: int = 0) -> None:
         super().__init__(params, seed)
-        rows, columns = self.params.budget + 1, self.params.obsWindow
-        if rows * columns * 4 > 2**34:
-            raise MemoryError(f"Unable to allocate an array with shape ({rows}, {columns})")
+        rows = self.params.budget + 1
+        if rows > 2**28:
+            raise MemoryError(f"Unable to allocate an array with {rows} rows")
 
     def admit(self, position: int) -> None:
         rows = self.params.budget + 1
