@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
@@ -199,7 +199,7 @@ class _Search:
             return difference is not None
 
         scenario_calls: list[dict[str, Any]] = []
-        scenario = play(data.draw, observe, self.reference)
+        scenario = play(cast(st.DrawFn, data.draw), observe, self.reference)
         if spent:
             # Stop only after drawing as usual: hypothesis takes a run that draws less than
             # an earlier run of the same choices for a flaky strategy.

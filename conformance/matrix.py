@@ -22,6 +22,7 @@ from pathlib import Path
 from conformance import __version__
 from conformance.checker import VectorResult
 from conformance.driver import Handshake
+from conformance.text import escape
 from conformance.triage import Triage
 from conformance.vectors import Vector
 
@@ -142,7 +143,8 @@ def summary_lines(matrix: Matrix) -> list[str]:
             if column.start_error
             else (f"{name} ({language}) {version}")
         )
-        lines.append(f"{column.port.name}: {column.passed()}/{total} passed - {what}")
+        line = f"{column.port.name}: {column.passed()}/{total} passed - {what}"
+        lines.append(escape(line, one_line=True))
     return lines
 
 
@@ -150,8 +152,9 @@ def summary_lines(matrix: Matrix) -> list[str]:
 
 
 def _md(text: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    """Text safe inside a Markdown table cell: one line, pipes and control characters escaped."""
+    flat = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    return escape(flat, one_line=True)
 
 
 def _md_row(cells: Sequence[str]) -> str:
@@ -230,9 +233,14 @@ def _cell_class(verdict: str) -> str:
     return "not-run" if verdict == NOT_RUN else "fail"
 
 
+def _html(text: str) -> str:
+    """Text for HTML: control characters and lone surrogates escaped, then markup."""
+    return html.escape(escape(str(text)))
+
+
 def to_html(matrix: Matrix) -> str:
     """The matrix as one self-contained HTML page (inline CSS, every text escaped)."""
-    e = html.escape
+    e = _html
     total = len(matrix.vectors)
     out = [
         "<!DOCTYPE html>",

@@ -27,6 +27,7 @@ from conformance.checker import PROCESS_VERDICTS, VERDICTS, VectorResult
 from conformance.outputs import write_output
 from conformance.runner import RunResult
 from conformance.text import escape, json_document, json_text
+from conformance.triage import is_generated
 
 REPORT_FORMAT = "snapkv-report/1"
 
@@ -111,6 +112,8 @@ def format_result(result: VectorResult) -> str:
         lines.append(f"    diagnosis: {escape(result.diagnosis)}")
     if result.catches:
         lines.append(f"    this vector catches: {escape(result.catches)}")
+    if result.elsewhere:
+        lines.append(f"    {escape(result.elsewhere)}")
     if result.stderr_tail:
         lines.append("    adapter stderr (last lines):")
         lines.extend(f"      | {escape(line)}" for line in result.stderr_tail.splitlines())
@@ -123,7 +126,11 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
     The last line is exactly ``N passed, M failed``.
     """
     context = context or RunContext()
-    lines = [format_result(r) for r in run.results if r.fails_run]
+    # Designed vectors first: a random or workload vector fails for many reasons at once.
+    failing = sorted(
+        (r for r in run.results if r.fails_run), key=lambda r: is_generated(r.vector_id)
+    )
+    lines = [format_result(r) for r in failing]
     known = [r for r in run.results if r.known_failure and not r.passed]
     lines.extend(format_result(r).splitlines()[0] for r in known)
     if run.triage is not None:

@@ -309,8 +309,8 @@ def _request(action: Action, kept: int, last: int | None) -> dict[str, Any]:
         params_, seed = _new_arguments(action)
         return {"op": "new", "params": params_, "seed": seed}
     if isinstance(action, Step):
-        attn = None if action.weights is None else _cycle(action.weights, kept)
-        return {"op": "step", "pos": _next_position(action.gap, last), "attn": attn}
+        weights = None if action.weights is None else _cycle(action.weights, kept)
+        return {"op": "step", "pos": _next_position(action.gap, last), "attn": weights}
     pos: Any = _next_position(0, last)
     attn: Any = _cycle(action.weights, kept)
     pick = action.choice

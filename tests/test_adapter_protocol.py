@@ -1,4 +1,4 @@
-"""The reference adapter speaks protocol v1 (DESIGN §3), in-process and over real pipes.
+"""The reference adapter speaks protocol v1 (SPEC.md §3), in-process and over real pipes.
 
 In-process tests drive :func:`conformance.adapter.serve` on byte streams; the rest start
 ``python -m conformance adapter`` and talk to it through its stdin/stdout, with a writer thread

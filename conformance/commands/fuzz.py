@@ -14,8 +14,7 @@ import sys
 from typing import IO
 
 from conformance.commands._options import add_count, add_timeout, int_at_least, output_problem
-from conformance.commands.run import EXIT_FAILED, EXIT_OK
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, print_error
 
 HELP = "Fuzz an adapter against the reference; shrink the first difference to a vector."
 

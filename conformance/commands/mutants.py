@@ -13,11 +13,11 @@ import sys
 from typing import Any
 
 from conformance.commands._options import add_paths, load_vectors, output_problem
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
 
 HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
 
-EXIT_OK, EXIT_SURVIVOR, EXIT_USAGE = 0, 1, 2
+EXIT_SURVIVOR = EXIT_FAILED  # a mutant the suite does not kill
 SHOWN_IDS = 3
 #: The markers around the generated tables in README.md.
 BEGIN, END = "<!-- mutants:begin -->", "<!-- mutants:end -->"
@@ -67,6 +67,13 @@ def run(args: argparse.Namespace) -> int:
         if problem is not None:
             return _error(problem)
     if args.update_readme:  # checked before the long replay, then rewritten after it
+        from conformance.resources import checkout_root
+
+        if checkout_root() is None:
+            return _error(
+                "--update-readme rewrites the kit's own README tables; it runs only from a "
+                "checkout of the kit, not from an installed copy"
+            )
         try:
             with open(args.update_readme, encoding="utf-8") as source:
                 block = readme_block(source.read())

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.adapter import Session
-from conformance.policy import SnapKV
+from conformance.policy import PolicyFactory, SnapKV
 from conformance.text import split_description
 
 Request = dict[str, Any]
@@ -161,9 +161,7 @@ def registered() -> tuple[Mutant, ...]:
     return tuple(_REGISTRY)
 
 
-def replay(
-    factory: Callable[[Mapping[str, Any], int], SnapKV], requests: Sequence[Request]
-) -> list:
+def replay(factory: PolicyFactory, requests: Sequence[Request]) -> list:
     """Answer ``requests`` (without ids) in one fresh session; return the responses.
 
     Each request gets the id of its index. The session never raises, so neither does this.

@@ -1,6 +1,6 @@
 //! Protocol v1 (SPEC.md §3): one JSON request per line in, one JSON response per line out.
 //!
-//! A request is judged in this order (SPEC.md, decision 1): not a JSON object, no integer
+//! A request is judged in this order (SPEC.md §6, item 1): not a JSON object, no integer
 //! `id`, an unknown `op` or a missing required field is `bad-request`; then `no-policy` for
 //! `step`/`evict`/`scores` before any accepted `new`; then `invalid-position`; then
 //! `invalid-attention`. Unknown extra fields are ignored. Nothing a caller sends panics.
