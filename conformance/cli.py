@@ -36,6 +36,7 @@ COMMANDS: tuple[str, ...] = (
     "fuzz",
     "matrix",
     "record",
+    "bench",
 )
 
 

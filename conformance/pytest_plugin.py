@@ -105,7 +105,10 @@ class SnapKVSession:
                 raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
             report.result.append(
                 VectorSuite.from_parent(
-                    collector, name=COLLECTOR, nodeid=COLLECTOR, vectors=vectors
+                    collector,
+                    name=COLLECTOR,
+                    nodeid=_collector_nodeid(collector.config),
+                    vectors=vectors,
                 )
             )
         return report
@@ -147,6 +150,20 @@ class SnapKVSession:
             terminalreporter.section("snapkv triage")
             for line in found.lines():
                 terminalreporter.write_line(line)
+
+
+def _collector_nodeid(config: pytest.Config) -> str:
+    """The collector's node id, so that pytest shows the items as ``snapkv::<id>``.
+
+    pytest reads a node id's first part as a path below the rootdir and shows it relative to
+    the invocation directory: a bare ``snapkv`` would read ``../snapkv::...`` when pytest runs
+    in a subdirectory. So the collector sits in the invocation directory.
+    """
+    try:
+        here = config.invocation_params.dir.relative_to(config.rootpath)
+    except ValueError:  # invoked outside the rootdir: nothing better to show
+        return COLLECTOR
+    return (here / COLLECTOR).as_posix()
 
 
 class AdapterNotStarted(Exception):

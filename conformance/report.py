@@ -59,16 +59,45 @@ def terminal_width(stream: IO[str]) -> int:
     return max(columns, 20) - 1
 
 
-class ProgressLine:
-    """A one-line progress display on a terminal (rewritten in place); silent elsewhere."""
+class StatusLine:
+    """One line of status on a terminal, rewritten in place; silent when ``stream`` (stderr by
+    default) is not a terminal. The one progress display of every subcommand."""
 
-    def __init__(self, stream: IO[str] | None = None, interval: float = 0.05) -> None:
+    def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._shown = False
+
+    def show(self, text: str) -> None:
+        """Replace the line with ``text`` (escaped, cut to the terminal's width)."""
+        if not self.enabled:
+            return
+        width = terminal_width(self.stream)
+        self._write("\r" + escape(text, one_line=True)[:width].ljust(width))
+        self._shown = True
+
+    def finish(self) -> None:
+        """Erase the line so that what follows starts on a clean line."""
+        if self._shown:
+            self._write("\r" + " " * terminal_width(self.stream) + "\r")
+            self._shown = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a terminal that went away: nothing left to show
+            self.enabled = False
+
+
+class ProgressLine(StatusLine):
+    """``run``'s progress: vectors done, passed and failed, and the last vector's id."""
+
+    def __init__(self, stream: IO[str] | None = None, interval: float = 0.05) -> None:
+        super().__init__(stream)
         self.interval = interval
         self._failed: dict[str, bool] = {}
         self._last = 0.0
-        self._shown = False
 
     def __call__(self, result: VectorResult, done: int, total: int) -> None:
         self._failed[result.vector_id] = result.fails_run
@@ -79,22 +108,7 @@ class ProgressLine:
             return
         self._last = now
         failed = sum(self._failed.values())
-        text = (
-            f"[{done}/{total}] {done - failed} passed, {failed} failed  "
-            f"{escape(result.vector_id, one_line=True)}"
-        )
-        width = terminal_width(self.stream)
-        self.stream.write("\r" + text[:width].ljust(width))
-        self.stream.flush()
-        self._shown = True
-
-    def finish(self) -> None:
-        """Erase the progress line so the summary starts on a clean line."""
-        if self._shown:
-            width = terminal_width(self.stream)
-            self.stream.write("\r" + " " * width + "\r")
-            self.stream.flush()
-            self._shown = False
+        self.show(f"[{done}/{total}] {done - failed} passed, {failed} failed  {result.vector_id}")
 
 
 def format_result(result: VectorResult) -> str:

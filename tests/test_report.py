@@ -506,3 +506,17 @@ def test_outputs_write_through_links_and_devices(capsys, suite_dir, tmp_path):
     assert latest.is_symlink() and json.loads(target.read_text())["ok"] is True
     null_after = Path(os.devnull).stat()
     assert stat.S_ISCHR(null_after.st_mode) and null_after.st_ino == null_before.st_ino
+
+
+def test_a_status_line_is_escaped_cut_to_the_terminal_and_erased():
+    tty = FakeTerminal()
+    line = report.StatusLine(tty)
+    line.show("mutant \x1b[2J" + "x" * 500)
+    shown = tty.getvalue()
+    assert "\x1b" not in shown and shown.startswith("\rmutant \\e[2J")
+    assert len(shown) == 1 + report.terminal_width(tty)
+    line.finish()
+    assert tty.getvalue().endswith("\r")
+    quiet = io.StringIO()
+    report.StatusLine(quiet).show("nothing")
+    assert quiet.getvalue() == ""

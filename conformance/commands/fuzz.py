@@ -70,32 +70,19 @@ class FuzzProgress:
     """``fuzz: N examples`` rewritten in place on a terminal; silent elsewhere."""
 
     def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
-        self._shown = False
+        from conformance.report import StatusLine
+
+        self.line = StatusLine(stream)
+        self.enabled = self.line.enabled
 
     def __call__(self, examples: int, shrinks: int | None) -> None:
-        if not self.enabled:
-            return
         text = f"fuzz: {examples} examples, no difference"
         if shrinks is not None:
             text = f"fuzz: difference found after {examples} examples; shrinking ({shrinks})"
-        self._write("\r" + text.ljust(self._width()))
-        self._shown = True
+        self.line.show(text)
 
     def finish(self) -> None:
-        if self._shown:
-            self._write("\r" + " " * self._width() + "\r")
-            self._shown = False
-
-    def _width(self) -> int:
-        from conformance.report import terminal_width
-
-        return terminal_width(self.stream)
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
+        self.line.finish()
 
 
 def _error(message: str) -> int:

@@ -9,7 +9,6 @@ killed, 1 when any survives, 2 for a usage error or vectors that cannot be loade
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from conformance.commands._options import add_paths, load_vectors, output_problem
@@ -86,10 +85,17 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _error(str(error))
     from conformance.mutants.killing import kill_matrix
+    from conformance.report import StatusLine
 
-    matrix = kill_matrix(vectors, selected, progress=_progress if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
+    status = StatusLine()
+
+    def progress(mutant: Any, done: int, total: int) -> None:
+        status.show(f"[{done}/{total}] {mutant.name}")
+
+    try:
+        matrix = kill_matrix(vectors, selected, progress=progress if status.enabled else None)
+    finally:
+        status.finish()
     print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
     failed = False
     if args.update_readme:
@@ -114,11 +120,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _error(message: str) -> int:
     return print_error("mutants", message)
-
-
-def _progress(mutant: Any, done: int, total: int) -> None:
-    sys.stderr.write(f"\r\033[K[{done}/{total}] {mutant.name}")
-    sys.stderr.flush()
 
 
 def format_catalogue(catalogue: list[Any]) -> str:
