@@ -10,7 +10,7 @@ attention rows are float32 from a seeded numpy RNG, generated before each timed 
 Measured side by side in one run, the repeats interleaved so background load falls on all alike:
 
 - **in-process**: the numpy reference (``conformance.policy.SnapKV``) and the oracle
-  (``tests/oracles.py``, imported by path), each fed the same lists of Python floats. Each
+  (``tests/support/oracles.py``, imported by path), each fed the same lists of Python floats. Each
   repeat times one window of steps; the oracle's window is shorter at large budgets (it is
   slow), which changes nothing in a per-step rate at steady state.
 - **end to end**: ``python -m conformance adapter`` as a subprocess; every request line is
@@ -53,8 +53,8 @@ SLICES = 4  # the reference and the oracle alternate this many times within a re
 
 
 def load_oracle() -> Any:
-    """``tests/oracles.py`` as a module (tests/ is not a package)."""
-    path = ROOT / "tests" / "oracles.py"
+    """``tests/support/oracles.py`` as a module (the tests are not installed)."""
+    path = ROOT / "tests" / "support" / "oracles.py"
     spec = importlib.util.spec_from_file_location("snapkv_oracles", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

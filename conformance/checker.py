@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.policy import ERROR_KINDS
@@ -85,6 +85,8 @@ class VectorResult:
     exit_status: int | None = None
     duration: float = 0.0
     known_failure: bool = False
+    #: What the adapter answered to each call, for triage (failures only; not in reports).
+    answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -185,7 +187,10 @@ def judge(
     """
     result = _judge_answers(vector, responses, failure=failure)
     if not result.passed:
+        from conformance.triage import answer_outcomes
+
         result.catches = catches_of(vector.description)
+        result.answers = answer_outcomes(vector, responses, failure and failure.kind)
     return result
 
 

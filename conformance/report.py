@@ -121,6 +121,9 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
     lines = [format_result(r) for r in run.results if r.fails_run]
     known = [r for r in run.results if r.known_failure and not r.passed]
     lines.extend(format_result(r).splitlines()[0] for r in known)
+    if run.triage is not None:
+        lines.append("")
+        lines.extend(run.triage.lines())
     if lines:
         lines.append("")
     if run.handshake is not None:
@@ -181,6 +184,7 @@ def json_report(run: RunResult, context: RunContext | None = None) -> dict[str, 
         "summary": {**counts, "verdicts": {v: verdicts[v] for v in VERDICTS}},
         "ok": run.ok,
         "warnings": list(run.warnings),
+        "triage": None if run.triage is None else run.triage.to_json(),
         "results": [result.to_json() for result in run.results],
     }
 

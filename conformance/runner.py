@@ -19,6 +19,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from conformance import checker
 from conformance.checker import VectorResult
@@ -44,6 +45,9 @@ from conformance.selection import (
 )
 from conformance.vectors import Vector
 from conformance.wire import prepare_vector
+
+if TYPE_CHECKING:
+    from conformance.triage import Triage
 
 __all__ = [  # the selection names stay importable from here, where they used to live
     "KnownFailuresError",
@@ -90,6 +94,8 @@ class RunResult:
     jobs: int = 1
     timeout: float = 10.0
     warnings: list[str] = field(default_factory=list)
+    #: The :class:`conformance.triage.Triage` of a failing run, when one was asked for.
+    triage: Triage | None = None
 
     @property
     def counts(self) -> dict[str, int]:

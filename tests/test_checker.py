@@ -11,13 +11,13 @@ from typing import Any
 
 import numpy as np
 import pytest
-from runner_support import params, reference_vector, workload
 
 from conformance import checker
 from conformance.adapter import Session
 from conformance.driver import AdapterFailure, InProcessAdapter
 from conformance.policy import SnapKV, float32_literal
 from conformance.vectors import Vector
+from tests.support.runner_support import params, reference_vector, workload
 
 
 def answers_of(vector: Vector, factory: Any = None) -> list[dict[str, Any]]:

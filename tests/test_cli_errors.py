@@ -22,11 +22,11 @@ import time
 from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE_ARGV, mutant_argv, plain_vector, write_suite
 
 from conformance import cli, fuzz, generator, report, runner
 from conformance.commands import _options
 from conformance.driver import AdapterStartError, InProcessAdapter, parse_handshake
+from tests.support.runner_support import REFERENCE_ARGV, mutant_argv, plain_vector, write_suite
 
 BOUND = 20.0  # seconds allowed for any wait on a subprocess here (a loaded 2-core machine)
 

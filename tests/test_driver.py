@@ -12,7 +12,6 @@ import time
 from typing import Any
 
 import pytest
-from runner_support import REFERENCE_ARGV, broken, params, plain_vector, trigger_vector
 
 from conformance.driver import (
     AdapterFailure,
@@ -23,6 +22,13 @@ from conformance.driver import (
     encode_body,
 )
 from conformance.policy import SnapKV
+from tests.support.runner_support import (
+    REFERENCE_ARGV,
+    broken,
+    params,
+    plain_vector,
+    trigger_vector,
+)
 
 #: Start-up of a Python adapter (numpy import) plus slack for a loaded 2-core machine.
 BOUND = 8.0

@@ -17,7 +17,6 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from runner_support import REFERENCE_ARGV, mutant_argv
 
 from conformance import checker, fuzz, validation
 from conformance.driver import AdapterProcess, InProcessAdapter
@@ -26,6 +25,7 @@ from conformance.policy import SnapKV
 from conformance.runner import run_suite
 from conformance.scenarios import scenarios
 from conformance.vectors import load_vector
+from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 
 PLANTED = ("stale-history-on-reuse", "null-advances-ring", "ties-to-higher-position")
 

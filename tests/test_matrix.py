@@ -10,11 +10,11 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from runner_support import REFERENCE_ARGV, mutant_argv
-from small_suite import IDS, write_small_suite
 
 from conformance import matrix
 from conformance.vectors import load_suite
+from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
+from tests.support.small_suite import IDS, write_small_suite
 
 REFERENCE = shlex.join(REFERENCE_ARGV)
 TIES = shlex.join(mutant_argv("ties-to-higher-position"))

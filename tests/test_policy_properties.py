@@ -16,9 +16,9 @@ from typing import Any
 import numpy as np
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
 from conformance.policy import SnapKV
+from tests.support.oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
 SETTINGS = settings(
     max_examples=250,

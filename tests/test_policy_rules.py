@@ -13,9 +13,9 @@ from typing import Any
 
 import numpy as np
 import pytest
-from oracles import OracleError, OracleSnapKV, apply, float_bits, params_dict
 
 from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, PolicyError, SnapKV
+from tests.support.oracles import OracleError, OracleSnapKV, apply, float_bits, params_dict
 
 BASE = params_dict(4, 1, 4, 3)
 SMALLEST_SUBNORMAL = 2.0**-149

@@ -1,6 +1,6 @@
 """The C port (adapters/c): built with make, checked against the reference adapter.
 
-The differential scenarios (tests/port_differential.py) send the same request bytes to the C
+The differential scenarios (tests/support/port_differential.py) send the same request bytes to the C
 adapter and to the reference and compare every response; the suite tests run the committed
 vectors through ``snapkv-conformance run``. Both run twice: the optimised build and the
 AddressSanitizer + UndefinedBehaviorSanitizer build. Without gcc/cc and make the tests skip,
@@ -16,7 +16,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from port_differential import (
+
+from tests.support.port_differential import (
     INT31,
     build_scenario,
     check_scenarios,
@@ -25,7 +26,7 @@ from port_differential import (
     reference_output,
     run_committed_suite,
 )
-from toolchains import build_lock, require_tools
+from tests.support.toolchains import build_lock, require_tools
 
 ROOT = Path(__file__).resolve().parent.parent
 C_DIR = ROOT / "adapters" / "c"

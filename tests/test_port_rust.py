@@ -16,7 +16,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from port_differential import (
+
+from conformance.adapter import Session
+from tests.support.port_differential import (
     INT31,
     ScenarioBuilder,
     check_scenarios,
@@ -26,9 +28,7 @@ from port_differential import (
     reference_output,
     run_committed_suite,
 )
-from toolchains import require_tools
-
-from conformance.adapter import Session
+from tests.support.toolchains import require_tools
 
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "adapters" / "rust" / "Cargo.toml"

@@ -12,8 +12,9 @@ import textwrap
 import xml.etree.ElementTree as ET
 
 import pytest
-from runner_support import REFERENCE_ARGV, mutant_argv
-from small_suite import IDS, write_small_suite
+
+from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
+from tests.support.small_suite import IDS, write_small_suite
 
 pytest_plugins = ["pytester"]
 

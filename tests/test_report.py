@@ -9,7 +9,12 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-from runner_support import (
+
+from conformance import checker, report, resources
+from conformance.cli import main
+from conformance.driver import Handshake
+from conformance.runner import RunResult
+from tests.support.runner_support import (
     broken,
     params,
     plain_vector,
@@ -17,11 +22,6 @@ from runner_support import (
     trigger_vector,
     write_suite,
 )
-
-from conformance import checker, report, resources
-from conformance.cli import main
-from conformance.driver import Handshake
-from conformance.runner import RunResult
 
 SCHEMA = json.loads((resources.schema_dir() / "report.schema.json").read_text())
 

@@ -14,7 +14,12 @@ import time
 
 import numpy as np
 import pytest
-from runner_support import (
+
+from conformance import checker, runner, selection, wire
+from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
+from conformance.policy import SnapKV
+from conformance.vectors import Call, Vector
+from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
     params,
@@ -24,11 +29,6 @@ from runner_support import (
     workload,
     write_suite,
 )
-
-from conformance import checker, runner, selection, wire
-from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
-from conformance.policy import SnapKV
-from conformance.vectors import Call, Vector
 
 BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
 

@@ -17,10 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import pytest
-from oracles import OracleSnapKV, float_bits
-from summation import ALTERNATIVES, lower_victim, pinned_sum, trap_scenario
 
 from conformance.policy import SnapKV
+from tests.support.oracles import OracleSnapKV, float_bits
+from tests.support.summation import ALTERNATIVES, lower_victim, pinned_sum, trap_scenario
 
 U = 2.0**-53
 T = 3 * 2.0**-25  # float32; 1.0 + T rounds up to 1 + 2^-23 in float32 but is exact in float64
@@ -63,7 +63,7 @@ TRAPS = [
     # Downward: slot order u + u + 1 = 1 + 2^-52 > 1 = B, evicting B; reversed 1 + u + u = 1
     # ties B, and the tie evicts A, the lower position.
     Trap("reversed-down", 3, (U, U, 1.0), b_writes(3, 1.0, 0), True, ("reversed",)),
-    # All six at once (the recipe in the module docstring of tests/summation.py): slot order
+    # All six at once (the recipe in the module docstring of tests/support/summation.py): slot order
     # gives exactly 1 + 2^-22 = B; every alternative gives more, so each evicts B, not A.
     Trap(
         "all-six",

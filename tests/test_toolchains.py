@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from toolchains import require_tools
+
+from tests.support.toolchains import require_tools
 
 MISSING = "snapkv-no-such-compiler"
 

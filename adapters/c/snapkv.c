@@ -23,9 +23,11 @@ struct snapkv {
     size_t used;  /* ring columns ever written (<= width); later ones are all zero */
     size_t slot;  /* the ring cursor */
     int64_t last; /* highest position ever admitted, -1 before the first */
+    int wrapped;  /* the cursor has come back to slot 0 at least once */
     uint32_t *pos;    /* [cap] kept positions, ascending */
     float *hist;      /* [cap * width] ring rows, row i at hist + i * width */
-    double *sums;     /* [cap] scratch: window sums */
+    double *sums;     /* [cap] window sums: kept current by each step until the ring wraps,
+                       * then scratch recomputed at each evict */
     double *pooled;   /* [cap] scratch: pooled scores */
     uint32_t *work;   /* [cap] scratch: pooling deque, then selection heap, then victims */
     unsigned char *flag; /* [cap] scratch: 1 marks a victim during compaction */
@@ -227,10 +229,18 @@ snapkv_status snapkv_step(snapkv *s, int64_t pos, const float *attn, size_t n, s
     }
     if (attn != NULL) {
         for (i = 0; i < n; i++) s->hist[i * s->width + s->slot] = attn[i];
+        /* Until the ring wraps, slots are written in index order 0, 1, 2, ... and every slot
+         * past the cursor is zero, so adding each weight as it arrives performs exactly the
+         * additions of a slot-order sum, in the same order: the same bits, without re-adding
+         * every written column at each evict (which made a huge obsWindow cost O(steps)). */
+        if (!s->wrapped)
+            for (i = 0; i < n; i++) s->sums[i] += (double)attn[i];
         if (s->slot + 1 > s->used) s->used = s->slot + 1;
         s->slot = (s->slot + 1) % (size_t)s->params.obs_window;
+        if (s->slot == 0) s->wrapped = 1;
     }
     s->pos[s->count] = (uint32_t)pos;
+    s->sums[s->count] = 0.0;
     if (s->width != 0) memset(s->hist + s->count * s->width, 0, s->width * sizeof *s->hist);
     s->count++;
     s->last = pos;
@@ -243,6 +253,7 @@ snapkv_status snapkv_step(snapkv *s, int64_t pos, const float *attn, size_t n, s
  * Columns never written are all zero and add nothing, so only `used` columns are read. */
 static void window_sums(snapkv *s) {
     size_t i, c;
+    if (!s->wrapped) return; /* the running sums are current (see snapkv_step) */
     for (i = 0; i < s->count; i++) {
         double sum = 0.0;
         if (s->used != 0) { /* hist is NULL until the first column is written */
@@ -347,6 +358,7 @@ size_t snapkv_evict(snapkv *s, const uint32_t **victims) {
         }
         if (kept != i) {
             s->pos[kept] = s->pos[i];
+            s->sums[kept] = s->sums[i];
             if (s->width != 0)
                 memcpy(s->hist + kept * s->width, s->hist + i * s->width,
                        s->width * sizeof *s->hist);

@@ -132,6 +132,10 @@ def run(args: argparse.Namespace) -> int:
     finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
 
+    if not result.ok:
+        from conformance.triage import triage
+
+        result.triage = triage(selected, result.results)
     context = report.RunContext(
         paths=paths,
         patterns=args.patterns,

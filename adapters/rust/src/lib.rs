@@ -171,8 +171,12 @@ pub struct SnapKV {
     last_admitted: Option<u32>,
     /// The row capacity that `positions`, every column and the scratch are kept at.
     rows: usize,
-    /// Scratch for evictions: the window sums and the pooled scores.
+    /// The window sums, kept current by each step until the ring first wraps, then scratch
+    /// recomputed at each evict (see `record`).
     sums: Vec<f64>,
+    /// Whether the cursor has come back to slot 0 at least once.
+    wrapped: bool,
+    /// Scratch for evictions: the pooled scores.
     pooled: Vec<f64>,
 }
 
@@ -219,6 +223,7 @@ impl SnapKV {
             last_admitted: None,
             rows: 0,
             sums: Vec::new(),
+            wrapped: false,
             pooled: Vec::new(),
         }
     }
@@ -345,6 +350,9 @@ impl SnapKV {
         for column in &mut self.columns {
             remove_sorted(column, &victims);
         }
+        if !self.wrapped {
+            remove_sorted(&mut self.sums, &victims);
+        }
         evicted
     }
 
@@ -369,7 +377,19 @@ impl SnapKV {
             self.columns.push(column);
         }
         self.columns[slot].copy_from_slice(weights);
+        // Until the ring wraps, slots are written in index order 0, 1, 2, ... and every slot
+        // past the cursor is zero, so adding each weight as it arrives performs exactly the
+        // additions of a slot-order sum, in the same order: the same bits, without re-adding
+        // every written column at each evict (which made a huge obsWindow cost O(steps)).
+        if !self.wrapped {
+            for (sum, &weight) in self.sums.iter_mut().zip(weights) {
+                *sum += f64::from(weight);
+            }
+        }
         self.slot = ((slot + 1) % self.params.obs_window as usize) as u32;
+        if self.slot == 0 {
+            self.wrapped = true;
+        }
     }
 
     /// Append `position` with an all-zero history (never a stale one).
@@ -380,6 +400,9 @@ impl SnapKV {
         self.positions.push(position);
         for column in &mut self.columns {
             column.push(0.0);
+        }
+        if !self.wrapped {
+            self.sums.push(0.0);
         }
         self.last_admitted = Some(position);
     }
@@ -401,17 +424,20 @@ impl SnapKV {
         for column in &mut self.columns {
             column.reserve_exact(extra);
         }
+        self.sums.reserve_exact(rows - self.sums.len());
         self.rows = rows;
     }
 
     /// Fill the scratch: window sums, then their clamped max-pool over kept entries.
     fn rank(&mut self) {
         let count = self.positions.len();
-        for scratch in [&mut self.sums, &mut self.pooled] {
-            scratch.clear();
-            scratch.reserve_exact(self.rows);
+        self.pooled.clear();
+        self.pooled.reserve_exact(self.rows);
+        if self.wrapped {
+            self.sums.clear();
+            self.sums.reserve_exact(self.rows);
+            window_sums(&self.columns, count, &mut self.sums);
         }
-        window_sums(&self.columns, count, &mut self.sums);
         let radius = ((self.params.pool_kernel - 1) / 2) as usize;
         pool(&self.sums, radius, &mut self.pooled);
     }

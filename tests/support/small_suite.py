@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner_support import params, reference_vector, workload, write_suite
+from tests.support.runner_support import params, reference_vector, workload, write_suite
 
 IDS = ("tiny/null-ring", "tiny/refusal", "tiny/ties", "tiny/workload")
 

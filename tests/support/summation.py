@@ -16,7 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from oracles import slot_order_sum, to_float32
+
+from tests.support.oracles import slot_order_sum, to_float32
 
 
 def ring_after(writes: Sequence[float], obs: int, start: int = 0) -> list[float]:

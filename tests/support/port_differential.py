@@ -401,7 +401,7 @@ def run_committed_suite(adapter: str, timeout: float = 600.0) -> str:
         capture_output=True,
         text=True,
         timeout=timeout,
-        cwd=Path(__file__).resolve().parent.parent,
+        cwd=Path(__file__).resolve().parents[2],
         check=False,
     )
     assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"

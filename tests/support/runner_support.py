@@ -17,7 +17,7 @@ from conformance.adapter import Session
 from conformance.policy import float32_literal
 from conformance.vectors import Call, Vector, dumps_vector
 
-BROKEN = Path(__file__).resolve().parent / "broken_adapters"
+BROKEN = Path(__file__).resolve().parents[1] / "broken_adapters"
 REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
 
 
