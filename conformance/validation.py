@@ -293,6 +293,11 @@ def check_document(
         plain = parse_json(text)
     except ValueError as error:
         return None, [VectorError(path, "", f"not valid JSON: {error}")]
+    from conformance import protocol_checks
+
+    if protocol_checks.is_check_document(plain):
+        found = protocol_checks.check_problems(plain, path)
+        return None, [VectorError(path, "", problem) for problem in found]
     problems = schema_problems(plain, path)
     if problems:
         return None, problems

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,7 +172,26 @@ def iter_vector_files(paths: Iterable[str | Path]) -> Iterator[Path]:
             raise VectorError(path, "", "no such file or directory")
 
 
+#: The format of a protocol check (:mod:`conformance.protocol_checks`), which shares the suite
+#: directory with the vectors: its opening bytes name it.
+_CHECK_FORMAT = re.compile(rb'"format"\s*:\s*"snapkv-protocol-check/1"')
+
+
+def is_protocol_check_file(path: str | Path) -> bool:
+    """Whether ``path`` is a protocol check rather than a vector (its format says so)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    return _CHECK_FORMAT.search(head) is not None
+
+
 def load_suite(paths: Sequence[str | Path]) -> list[Vector]:
-    """Load every vector under ``paths``, ordered by id; raise on the first bad file."""
-    vectors = [load_vector(path) for path in iter_vector_files(paths)]
+    """Load every vector under ``paths``, ordered by id; raise on the first bad file.
+
+    Protocol checks found there are left to :mod:`conformance.protocol_checks`."""
+    vectors = [
+        load_vector(path) for path in iter_vector_files(paths) if not is_protocol_check_file(path)
+    ]
     return sorted(vectors, key=lambda vector: vector.id)
