@@ -7,59 +7,83 @@ an answer. Nothing a caller sends can crash it: every malformed request gets ``b
 
 from __future__ import annotations
 
-import json
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, ClassVar
 
 from conformance import __version__
-from conformance.policy import PolicyError, SnapKV, is_json_integer, json_repr, new_policy
+from conformance.policy import PolicyError, SnapKV, new_policy
+from conformance.protocol import (
+    CAPABILITIES,
+    CORE_OPS,
+    PROTOCOL_VERSION,
+    BadRequest,
+    Bye,
+    DecodeError,
+    Evict,
+    Hello,
+    New,
+    Scores,
+    Step,
+    decode,
+    encode,
+    parse_request,
+    refusal,
+    show,
+)
 
-PROTOCOL_VERSION = 1
-CAPABILITIES = ("scores",)
+__all__ = [
+    "CAPABILITIES",
+    "PROTOCOL_VERSION",
+    "Session",
+    "decode_request",
+    "encode",
+    "main",
+    "refusal",
+    "serve",
+]
 
 PolicyFactory = Callable[[Mapping[str, Any], int], SnapKV]
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-#: What ``json.loads(line, parse_constant=...)`` would build afresh for every line.
-_DECODER = json.JSONDecoder(parse_constant=_refuse_constant)
-
-
 def decode_request(line: bytes | str) -> Any:
-    """Parse one request line as strict UTF-8 JSON (no ``NaN``/``Infinity``); raise ValueError.
+    """Parse one request line with the protocol's strict codec; raise ValueError."""
+    return decode(line)
 
-    Bytes are decoded as UTF-8 here because ``json.loads`` would otherwise guess UTF-16 or
-    UTF-32 from the first bytes. Nesting too deep for the parser is a ValueError too, not a
-    crash.
+
+def capabilities_of(factory: Callable[..., Any]) -> tuple[str, ...]:
+    """The optional ops that policies from ``factory`` implement, told before any is made.
+
+    ``factory`` is a class, or a callable whose return annotation names one: the ops announced
+    are the methods that class has. Of a callable without a usable annotation nothing is known,
+    so every capability is announced (and a missing method answers ``unsupported``); pass
+    ``capabilities`` to :class:`Session` to say otherwise.
     """
-    if isinstance(line, bytes):
-        line = line.decode("utf-8")
-    try:
-        return _DECODER.decode(line)
-    except RecursionError:
-        raise ValueError("the request nests too deeply") from None
+    made: Any = factory
+    if not isinstance(factory, type):
+        import inspect
 
-
-#: What ``json.dumps(message, separators=(",", ":"), allow_nan=False)`` would build per call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-
-
-def encode(message: Mapping[str, Any]) -> bytes:
-    """One response line: compact JSON, shortest round-trip floats, a trailing newline."""
-    return _ENCODER.encode(message).encode() + b"\n"
+        try:
+            made = inspect.signature(factory, eval_str=True).return_annotation
+        except Exception:  # an annotation that does not evaluate: unknown
+            made = None
+        if not isinstance(made, type) or made is inspect.Signature.empty:
+            return CAPABILITIES
+    return tuple(op for op in CAPABILITIES if callable(getattr(made, op, None)))
 
 
 class Session:
-    """The state of one adapter connection: the current policy, if any, and its factory."""
+    """The state of one adapter connection: the current policy, if any, and its factory.
+
+    ``capabilities`` are the optional ops announced in ``hello`` and answered; by default what
+    :func:`capabilities_of` tells of the factory. An op not announced is ``unsupported``.
+    """
 
     def __init__(
         self,
         factory: PolicyFactory = new_policy,
         implementation: Mapping[str, str] | None = None,
+        capabilities: Sequence[str] | None = None,
     ) -> None:
         self.factory = factory
         self.implementation = dict(
@@ -70,81 +94,89 @@ class Session:
                 "version": __version__,
             }
         )
+        self.capabilities = tuple(
+            capabilities_of(factory) if capabilities is None else capabilities
+        )
+        self._implemented = (*CORE_OPS, *self.capabilities)
         self.policy: SnapKV | None = None
         self.finished = False
 
     def handle_line(self, line: bytes | str) -> dict[str, Any]:
         """Answer one request line; never raises."""
         try:
-            request = decode_request(line)
-        except (ValueError, UnicodeDecodeError) as error:
+            request = decode(line)
+        except DecodeError as error:
             return refusal(None, "bad-request", f"request is not a JSON object line: {error}")
-        if not isinstance(request, dict):
-            return refusal(
-                None, "bad-request", f"request must be an object, got {json_repr(request)}"
-            )
         return self.handle(request)
 
-    def handle(self, request: dict[str, Any]) -> dict[str, Any]:
-        """Answer one decoded request; never raises."""
-        request_id = request.get("id")
-        if not is_json_integer(request_id):
-            return refusal(
-                None,
-                "bad-request",
-                f"id must be an integer, got {json_repr(request_id)}",
-            )
-        op = request.get("op")
-        handler = self.HANDLERS.get(op) if isinstance(op, str) else None
-        if handler is None:
-            return refusal(request_id, "bad-request", f"unknown op {json_repr(op)}")
+    def handle(self, request: Any) -> dict[str, Any]:
+        """Answer one decoded request; never raises.
+
+        An exception other than :class:`PolicyError` is a bug in the policy; it is answered
+        with a refusal naming it (kind ``unsupported``), so the runner shows it and goes on.
+        """
         try:
-            result = handler(self, request)
+            return self.answer(request)
+        except Exception as error:  # the contract: a refusal, never a raise
+            request_id = request.get("id") if isinstance(request, dict) else None
+            return refusal(
+                request_id if type(request_id) is int else None,
+                "unsupported",
+                f"the policy raised {type(error).__name__}: {show(str(error))[1:-1]} "
+                "(a bug in the port, not a refusal)",
+            )
+
+    def answer(self, message: Any) -> dict[str, Any]:
+        """Answer one decoded request; an exception the policy raises (a bug) propagates."""
+        try:
+            request = parse_request(message, self._implemented)
+        except BadRequest as error:
+            return refusal(error.id, error.kind, error.message)
+        try:
+            result = self.HANDLERS[request.op](self, request)
         except PolicyError as error:
-            return refusal(request_id, error.kind, error.message)
-        return {"id": request_id, "ok": True, **result}
+            return refusal(request.id, error.kind, error.message)
+        return {"id": request.id, "ok": True, **result}
 
     # -- ops ---------------------------------------------------------------------------------
 
-    def op_hello(self, request: dict[str, Any]) -> dict[str, Any]:
-        protocol = _required(request, "protocol")
-        if protocol != PROTOCOL_VERSION or not is_json_integer(protocol):
+    def op_hello(self, request: Hello) -> dict[str, Any]:
+        protocol = request.protocol
+        if protocol != PROTOCOL_VERSION or type(protocol) is not int:
             raise PolicyError(
                 "unsupported",
-                f"this adapter speaks protocol {PROTOCOL_VERSION}, not {json_repr(protocol)}",
+                f"this adapter speaks protocol {PROTOCOL_VERSION}, not {show(protocol)}",
             )
         return {
             "protocol": PROTOCOL_VERSION,
             "implementation": self.implementation,
-            "capabilities": list(CAPABILITIES),
+            "capabilities": list(self.capabilities),
         }
 
-    def op_new(self, request: dict[str, Any]) -> dict[str, Any]:
-        params = _required(request, "params")
-        seed = _required(request, "seed")
-        if not is_json_integer(seed):
-            raise PolicyError("invalid-params", f"seed must be an integer, got {json_repr(seed)}")
-        self.policy = self.factory(params, seed)
+    def op_new(self, request: New) -> dict[str, Any]:
+        if type(request.seed) is not int:
+            raise PolicyError(
+                "invalid-params", f"seed must be an integer, got {show(request.seed)}"
+            )
+        self.policy = self.factory(request.params, request.seed)
         return {}
 
-    def op_step(self, request: dict[str, Any]) -> dict[str, Any]:
-        pos = _required(request, "pos")
-        attn = _required(request, "attn")
-        self._policy().step(pos, attn)
+    def op_step(self, request: Step) -> dict[str, Any]:
+        self._policy().step(request.pos, request.attn)
         return {}
 
-    def op_evict(self, request: dict[str, Any]) -> dict[str, Any]:
+    def op_evict(self, request: Evict) -> dict[str, Any]:
         return {"victims": self._policy().evict()}
 
-    def op_scores(self, request: dict[str, Any]) -> dict[str, Any]:
+    def op_scores(self, request: Scores) -> dict[str, Any]:
         scores = self._policy().scores()
         return {"positions": scores.positions, "sums": scores.sums, "pooled": scores.pooled}
 
-    def op_bye(self, request: dict[str, Any]) -> dict[str, Any]:
+    def op_bye(self, request: Bye) -> dict[str, Any]:
         self.finished = True
         return {}
 
-    HANDLERS: ClassVar[dict[str, Callable[[Session, dict[str, Any]], dict[str, Any]]]] = {
+    HANDLERS: ClassVar[dict[str, Callable[[Session, Any], dict[str, Any]]]] = {
         "hello": op_hello,
         "new": op_new,
         "step": op_step,
@@ -157,17 +189,6 @@ class Session:
         if self.policy is None:
             raise PolicyError("no-policy", "no policy: send an accepted new first")
         return self.policy
-
-
-def refusal(request_id: Any, kind: str, message: str) -> dict[str, Any]:
-    """A protocol v1 refusal response."""
-    return {"id": request_id, "ok": False, "error": {"kind": kind, "message": message}}
-
-
-def _required(request: dict[str, Any], field: str) -> Any:
-    if field not in request:
-        raise PolicyError("bad-request", f"{request['op']} request is missing {field!r}")
-    return request[field]
 
 
 def serve(

@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.policy import ERROR_KINDS
+from conformance.protocol import answer_problem, scores_problem
+from conformance.text import catches_of, json_text
 from conformance.vectors import Call, Vector
 
 PASS = "pass"
@@ -194,12 +195,6 @@ def judge(
     return result
 
 
-def catches_of(description: str) -> str:
-    """The text after ``Catches:`` in a vector description (SPEC.md §4.2), or ``""``."""
-    _, marker, catches = description.partition("Catches:")
-    return catches.strip() if marker else ""
-
-
 def _judge_answers(
     vector: Vector,
     responses: Sequence[Mapping[str, Any]],
@@ -302,7 +297,7 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, 
         return fail(BROKEN_INVARIANT, message, rule=rule, expected=expected, actual=victims)
 
     if not isinstance(victims, list) or not all(type(v) is int for v in victims):
-        raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {_show(victims)}")
+        raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {json_text(victims)}")
     for before, after in itertools.pairwise(victims):
         if after <= before:
             what = f"repeat position {after}" if after == before else f"put {after} after {before}"
@@ -342,49 +337,6 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, 
         )
 
 
-def answer_problem(answer: Mapping[str, Any], op: str) -> str | None:
-    """What makes ``answer`` break protocol v1's answer shape for ``op``, or None.
-
-    The id is the driver's to check. Extra fields are allowed (extensions are additive); the
-    contents of ``victims`` are judged as invariants, not here.
-    """
-    ok = answer.get("ok")
-    if ok is False:
-        error = answer.get("error")
-        if not isinstance(error, dict):
-            return f"a refusal must carry an error object, got {_show(error)}"
-        kind = error.get("kind")
-        if kind not in ERROR_KINDS:
-            return (
-                f"error kind {_show(kind)} is not one of protocol v1's kinds "
-                f"({', '.join(ERROR_KINDS)})"
-            )
-        if not isinstance(error.get("message"), str):
-            return f"the {kind} refusal has no string message"
-        return None
-    if ok is not True:
-        return f"the answer has no boolean ok: {_show(_strip_id(answer))}"
-    if op == "evict" and "victims" not in answer:
-        return "the evict answer has no victims"
-    if op == "scores":
-        return scores_problem(answer)
-    return None
-
-
-def scores_problem(answer: Mapping[str, Any]) -> str | None:
-    """What is wrong with the shape of a successful ``scores`` answer, or None."""
-    positions = answer.get("positions")
-    if not isinstance(positions, list) or not all(type(p) is int for p in positions):
-        return f"scores positions must be a list of integers, got {_show(positions)}"
-    for name in ("sums", "pooled"):
-        values = answer.get(name)
-        if not isinstance(values, list) or not all(_is_number(v) for v in values):
-            return f"scores {name} must be a list of numbers (float64), got {_show(values)}"
-        if len(values) != len(positions):
-            return f"scores has {len(positions)} positions but {len(values)} {name}"
-    return None
-
-
 # -- diagnosis with scores ---------------------------------------------------------------------
 
 
@@ -412,7 +364,7 @@ def diagnose(
     scores_answer, evict_answer = answers[call_index], answers[call_index + 1]
     if scores_answer.get("ok") is not True:
         error = scores_answer.get("error")
-        return f"no diagnosis: the adapter announced scores but refused it: {_show(error)}"
+        return f"no diagnosis: the adapter announced scores but refused it: {json_text(error)}"
     problem = scores_problem(scores_answer)
     if problem is not None:
         return f"no diagnosis: {problem}"
@@ -423,8 +375,8 @@ def diagnose(
     parts = []
     if first_victims is not None and victims != first_victims:
         parts.append(
-            f"replaying the vector gave different victims ({_show(victims)}, first run "
-            f"{_show(first_victims)}): the adapter is not deterministic"
+            f"replaying the vector gave different victims ({json_text(victims)}, first run "
+            f"{json_text(first_victims)}): the adapter is not deterministic"
         )
     parts.append(_own_selection(vector, call_index, positions, pooled, victims))
     parts.append(_against_reference(vector, call_index, positions, sums, pooled))
@@ -452,12 +404,12 @@ def _own_selection(
     if isinstance(victims, list) and sorted(victims, key=str) == sorted(own, key=str):
         return (
             f"Its victims are {lowest} in its own scores, but not in ascending order: "
-            f"{_show(victims)}."
+            f"{json_text(victims)}."
         )
     return (
         f"Its selection is wrong: by its own scores {lowest} "
         f"{'is' if state.excess == 1 else 'are'} {_show_positions(own)}, "
-        f"but it evicted {_show(victims)}."
+        f"but it evicted {json_text(victims)}."
     )
 
 
@@ -527,28 +479,6 @@ def _victims_note(call: Call) -> str:
 
 def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in answer.items() if key != "id"}
-
-
-def _is_number(value: Any) -> bool:
-    """True for a JSON number that has a float64 (scores are float64, SPEC.md §2.6).
-
-    An integer literal is a number too, but one beyond the float64 range (``10**400``) cannot be
-    compared with the reference's scores: ``float()`` raises on it.
-    """
-    if type(value) is float:
-        return True
-    if type(value) is not int:
-        return False
-    try:
-        float(value)
-    except OverflowError:
-        return False
-    return True
-
-
-def _show(value: Any, limit: int = 160) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 def _show_positions(positions: Sequence[int], limit: int = 16) -> str:

@@ -4,8 +4,11 @@ Each subcommand lives in its own module under :mod:`conformance.commands` with t
 ``HELP`` (one line), ``configure(parser)`` and ``run(args) -> int``. Exit codes are the
 subcommand's; argparse's usage errors exit 2. For every subcommand, Ctrl-C exits 130 and
 SIGTERM 143 with one line on stderr (no traceback; a subcommand's ``finally`` blocks and the
-runner's cleanup, which kills the adapters, still run), and a closed stdout (``| head``) ends
-the command quietly with 141, as a program killed by SIGPIPE would.
+runner's cleanup, which kills the adapters, still run). A closed or full stdout (``| head -1``,
+``> /dev/full``) silences what is left of the printed output and nothing else: the command
+goes on, writes its output files and exits with the status it would have had
+(:class:`conformance.outputs.GuardedStream`). The reference adapter, whose stdout is the
+protocol, exits 141 when its reader goes away, as a program killed by SIGPIPE would.
 """
 
 from __future__ import annotations
@@ -20,6 +23,8 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from conformance import __version__
+from conformance.exceptions import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED
+from conformance.outputs import guarded_stdout
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.commands.<name>``.
 COMMANDS: tuple[str, ...] = ("run", "validate", "generate", "adapter", "mutants", "fuzz", "matrix")
@@ -43,9 +48,6 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
             module.configure(sub)
             sub.set_defaults(handler=module.run, subparser=sub)
     return parser
-
-
-EXIT_INTERRUPTED, EXIT_TERMINATED, EXIT_BROKEN_PIPE = 130, 143, 141
 
 
 class Terminated(KeyboardInterrupt):
@@ -78,16 +80,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     if extra:  # the subcommand's usage, not the top level's, says what it takes
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
-        with _sigterm_as_interrupt():
-            return args.handler(args)
+        with _sigterm_as_interrupt(), guarded_stdout():
+            return int(args.handler(args))
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
         what = "terminated" if terminated else "interrupted"
-        print(f"snapkv-conformance {args.command}: {what}", file=sys.stderr)
+        with contextlib.suppress(OSError, ValueError):
+            print(f"snapkv-conformance {args.command}: {what}", file=sys.stderr)
         return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
     except BrokenPipeError:
-        # The reader of stdout went away. Point stdout at /dev/null so that the interpreter's
-        # final flush does not complain about the same pipe again.
+        # Raised only by binary writes to stdout (the reference adapter's answers), which the
+        # guard does not cover: an adapter whose reader went away has nobody to answer. Point
+        # stdout at /dev/null so that the interpreter's final flush does not fail again.
         with contextlib.suppress(OSError, ValueError):
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())

@@ -19,7 +19,6 @@ from an answer with a wrong id.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import queue
 import shlex
@@ -32,9 +31,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from conformance import pipes
+from conformance import pipes, protocol
+from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer
+from conformance.text import json_text
 
-PROTOCOL_VERSION = 1
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
 MAX_LINE = 16 * 1024 * 1024
 #: How much of the adapter's stderr is kept (the most recent bytes).
@@ -50,14 +50,6 @@ GRACE = 1.0
 MAX_WAIT_SLICE = 3600.0
 #: Failure kinds of :class:`AdapterFailure`.
 FAILURE_KINDS = ("crash", "timeout", "protocol")
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not JSON")
-
-
-# Answers are strict JSON: Python's reader would otherwise take NaN and Infinity.
-_STRICT_JSON = json.JSONDecoder(parse_constant=_no_constant)
 
 
 class AdapterStartError(Exception):
@@ -142,46 +134,16 @@ class Handshake:
 
 def parse_handshake(answer: Any) -> Handshake:
     """Check an answer to ``hello`` against protocol v1; raise :class:`AdapterStartError`."""
-    if not isinstance(answer, dict):
-        raise AdapterStartError(f"the answer to hello is not a JSON object: {_show(answer)}")
-    if type(answer.get("ok")) is not bool:
-        raise AdapterStartError(
-            f"the answer to hello has no boolean ok (is the program an adapter?): {_show(answer)}"
-        )
-    if answer.get("ok") is not True:
-        error = answer.get("error")
-        kind = error.get("kind") if isinstance(error, dict) else None
-        message = error.get("message") if isinstance(error, dict) else None
-        raise AdapterStartError(
-            f"the adapter refused hello for protocol {PROTOCOL_VERSION} "
-            f"({kind}: {message}); it speaks another protocol version"
-        )
-    if answer.get("protocol") != PROTOCOL_VERSION or type(answer.get("protocol")) is not int:
-        raise AdapterStartError(
-            f"the adapter answered hello with protocol {_show(answer.get('protocol'))}, "
-            f"this runner speaks protocol {PROTOCOL_VERSION}"
-        )
-    implementation = answer.get("implementation")
-    if not isinstance(implementation, dict):
-        raise AdapterStartError("the answer to hello has no implementation object")
-    for name in ("name", "language", "version"):
-        if not isinstance(implementation.get(name), str):
-            raise AdapterStartError(
-                f"the answer to hello has no string implementation.{name}: "
-                f"{_show(implementation.get(name))}"
-            )
-    capabilities = answer.get("capabilities", [])
-    if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
-        raise AdapterStartError(
-            f"capabilities in the answer to hello must be a list of strings, "
-            f"got {_show(capabilities)}"
-        )
+    try:
+        hello = parse_hello_answer(answer)
+    except ValueError as error:
+        raise AdapterStartError(str(error)) from None
     return Handshake(
-        name=implementation["name"],
-        language=implementation["language"],
-        version=implementation["version"],
-        protocol=PROTOCOL_VERSION,
-        capabilities=tuple(capabilities),
+        name=hello.implementation["name"],
+        language=hello.implementation["language"],
+        version=hello.implementation["version"],
+        protocol=hello.protocol,
+        capabilities=hello.capabilities,
         raw=answer,
     )
 
@@ -231,16 +193,7 @@ def prepare(requests: Sequence[Mapping[str, Any]] | Prepared) -> Prepared:
 
 def encode_body(request: Mapping[str, Any]) -> bytes:
     """A request as compact JSON minus its opening ``{``, plus the newline: ``"op":...}\\n``."""
-    fields = {key: value for key, value in request.items() if key != "id"}
-    text = json.dumps(fields, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
-    if text == "{}":
-        return b"}\n"
-    return text[1:].encode() + b"\n"
-
-
-def _show(value: Any, limit: int = 120) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return protocol.encode_body(request)
 
 
 def _status_text(status: int | None) -> str:
@@ -469,14 +422,14 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the answer line is longer than {self.max_line} bytes (not read further); "
-                f"it starts {_show(data[:80])}",
+                f"it starts {json_text(data[:80])}",
                 answers,
             )
         status = self._wait_exit()
         if tag == pipes.PARTIAL:
             detail = (
                 f"the adapter stopped in the middle of its answer and exited "
-                f"({_status_text(status)}); the unfinished line: {_show(data[:200])}"
+                f"({_status_text(status)}); the unfinished line: {json_text(data[:200])}"
             )
         elif status is None:
             detail = "the adapter closed its stdout without answering"
@@ -496,23 +449,23 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the answer is not UTF-8 ({error.reason} at byte {error.start}): "
-                f"{_show(line[:120])}",
+                f"{json_text(line[:120])}",
                 answers,
             ) from None
         try:
-            answer = _STRICT_JSON.decode(text)
+            answer = decode(text)
         except ValueError as error:
             raise self._failure(
                 "protocol",
                 index,
-                f"the answer is not JSON ({error}): {_show(text[:120])}",
+                f"the answer is not JSON ({error}): {json_text(text[:120])}",
                 answers,
             ) from None
         if not isinstance(answer, dict):
             raise self._failure(
                 "protocol",
                 index,
-                f"the answer is not a JSON object: {_show(answer)}",
+                f"the answer is not a JSON object: {json_text(answer)}",
                 answers,
             )
         expected = first + index
@@ -555,13 +508,13 @@ class AdapterProcess(_Adapter):
                 "protocol",
                 index,
                 f"the adapter could not read the request (it answered with id null: "
-                f"{_show(error)})",
+                f"{json_text(error)})",
                 answers,
             )
         return self._failure(
             "protocol",
             index,
-            f"the answer has id {_show(got)}, expected {expected}",
+            f"the answer has id {json_text(got)}, expected {expected}",
             answers,
         )
 
@@ -718,8 +671,9 @@ class InProcessAdapter(_Adapter):
             outcome = AdapterFailure("crash", 0, "the in-process adapter had crashed before")
         for index, request in enumerate(prepared.requests if self._session else ()):
             try:
-                answer = self._session.handle({**request, "id": ticket.first + index})
-                answers.append(json.loads(encode(answer)))
+                # answer, not handle: a policy's exception must surface here as a crash
+                answer = self._session.answer({**request, "id": ticket.first + index})
+                answers.append(decode(encode(answer)))
             except Exception as error:  # a mutant's bug: a real process would die here
                 self._session, self._crashed = None, True
                 outcome = AdapterFailure(

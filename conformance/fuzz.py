@@ -320,8 +320,8 @@ def _digest(calls: Sequence[dict[str, Any]]) -> str:
 
 def save_vector(vector: Vector, directory: str | Path) -> Path:
     """Write ``vector`` as ``<directory>/<id>.json`` in canonical form; return the path."""
-    from conformance.report import write_file
+    from conformance.outputs import write_text
 
     path = Path(directory) / f"{vector.id}.json"
-    write_file(path, dumps_vector(vector).encode("utf-8"))
+    write_text(path, dumps_vector(vector))
     return path

@@ -282,9 +282,9 @@ def output_paths(out: str | Path) -> tuple[Path, Path]:
 def write_matrix(matrix: Matrix, out: str | Path) -> tuple[Path, Path]:
     """Write the Markdown and HTML files (each whole or not at all, creating missing parent
     directories); return their paths. Raises OSError."""
-    from conformance.report import write_file
+    from conformance.outputs import write_text
 
     markdown, page = output_paths(out)
-    write_file(markdown, to_markdown(matrix).encode("utf-8"))
-    write_file(page, to_html(matrix).encode("utf-8"))
+    write_text(markdown, to_markdown(matrix))
+    write_text(page, to_html(matrix))
     return markdown, page

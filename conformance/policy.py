@@ -20,6 +20,9 @@ from typing import Any
 
 import numpy as np
 
+from conformance.protocol import ERROR_KINDS
+from conformance.text import json_text
+
 INT31_MAX = 2**31 - 1
 FLOAT32_MAX = float(np.finfo(np.float32).max)
 
@@ -30,16 +33,6 @@ DEFAULT_PARAMS: dict[str, int] = {
     "obsWindow": 16,
     "poolKernel": 7,
 }
-
-#: The error kinds of protocol v1 (SPEC.md §3.3). Nothing may be renamed.
-ERROR_KINDS = (
-    "invalid-params",
-    "invalid-attention",
-    "invalid-position",
-    "no-policy",
-    "bad-request",
-    "unsupported",
-)
 
 
 class PolicyError(Exception):
@@ -92,7 +85,7 @@ class Params:
             value = raw[name]
             if not is_json_integer(value):
                 raise PolicyError(
-                    "invalid-params", f"{name} must be an integer, got {json_repr(value)}"
+                    "invalid-params", f"{name} must be an integer, got {json_text(value)}"
                 )
             if not 0 <= value <= INT31_MAX:
                 raise PolicyError("invalid-params", f"{name} must be in [0, 2^31 - 1], got {value}")
@@ -124,19 +117,10 @@ class Scores:
     pooled: list[float]
 
 
-def json_repr(value: Any) -> str:
-    """A short rendering of a wire value for error messages."""
-    try:
-        text = repr(value)
-    except RecursionError:  # a list the JSON parser could nest but repr cannot
-        return "a value nested too deeply to show"
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
 def parse_position(pos: Any, last_admitted: int | None) -> int:
     """Validate a step's ``pos``; raise ``invalid-position`` on any fault."""
     if not is_json_integer(pos):
-        raise PolicyError("invalid-position", f"pos must be an integer, got {json_repr(pos)}")
+        raise PolicyError("invalid-position", f"pos must be an integer, got {json_text(pos)}")
     if not 0 <= pos <= INT31_MAX:
         raise PolicyError("invalid-position", f"pos must be in [0, 2^31 - 1], got {pos}")
     if last_admitted is not None and pos <= last_admitted:
@@ -160,7 +144,7 @@ def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
         return None
     if not isinstance(attn, list):
         raise PolicyError(
-            "invalid-attention", f"attn must be null or a list, got {json_repr(attn)}"
+            "invalid-attention", f"attn must be null or a list, got {json_text(attn)}"
         )
     if len(attn) != kept:
         raise PolicyError(
@@ -175,7 +159,7 @@ def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
     if floats != kept and floats + types.count(int) != kept:
         index, weight = next((i, w) for i, w in enumerate(attn) if type(w) not in _NUMBER_TYPES)
         raise PolicyError(
-            "invalid-attention", f"attn[{index}] is not a number: {json_repr(weight)}"
+            "invalid-attention", f"attn[{index}] is not a number: {json_text(weight)}"
         )
     try:
         # fromiter reads each number as float() does (nearest float64), faster than np.array.
@@ -197,7 +181,7 @@ def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
             reason = "is not a number"
         else:
             reason = "is beyond the float32 range"
-        raise PolicyError("invalid-attention", f"attn[{index}] {reason}: {attn[index]!r}")
+        raise PolicyError("invalid-attention", f"attn[{index}] {reason}: {json_text(attn[index])}")
     return narrow
 
 

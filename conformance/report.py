@@ -8,13 +8,11 @@ JSON report validates against ``schema/report.schema.json`` (format ``snapkv-rep
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
 import shutil
 import sys
-import tempfile
 import time
 import xml.etree.ElementTree as ET
 from collections import Counter
@@ -26,7 +24,9 @@ from typing import IO, Any
 
 from conformance import __version__
 from conformance.checker import PROCESS_VERDICTS, VERDICTS, VectorResult
+from conformance.outputs import write_output
 from conformance.runner import RunResult
+from conformance.text import escape, json_document, json_text
 
 REPORT_FORMAT = "snapkv-report/1"
 
@@ -78,7 +78,10 @@ class ProgressLine:
             return
         self._last = now
         failed = sum(self._failed.values())
-        text = f"[{done}/{total}] {done - failed} passed, {failed} failed  {result.vector_id}"
+        text = (
+            f"[{done}/{total}] {done - failed} passed, {failed} failed  "
+            f"{escape(result.vector_id, one_line=True)}"
+        )
         width = terminal_width(self.stream)
         self.stream.write("\r" + text[:width].ljust(width))
         self.stream.flush()
@@ -95,20 +98,22 @@ class ProgressLine:
 
 def format_result(result: VectorResult) -> str:
     """A failing (or stale known-failure) result: its one line, then indented details."""
-    head = ("FAIL " if result.fails_run else "known failure: ") + result.describe()
+    head = ("FAIL " if result.fails_run else "known failure: ") + escape(
+        result.describe(), one_line=True
+    )
     lines = [head]
     if result.passed:
         return head
     if result.expected is not None or result.actual is not None:
-        lines.append(f"    expected: {_compact(result.expected)}")
-        lines.append(f"    actual:   {_compact(result.actual)}")
+        lines.append(f"    expected: {json_text(result.expected, DISPLAY_LIMIT)}")
+        lines.append(f"    actual:   {json_text(result.actual, DISPLAY_LIMIT)}")
     if result.diagnosis:
-        lines.append(f"    diagnosis: {result.diagnosis}")
+        lines.append(f"    diagnosis: {escape(result.diagnosis)}")
     if result.catches:
-        lines.append(f"    this vector catches: {result.catches}")
+        lines.append(f"    this vector catches: {escape(result.catches)}")
     if result.stderr_tail:
         lines.append("    adapter stderr (last lines):")
-        lines.extend(f"      | {line}" for line in result.stderr_tail.splitlines())
+        lines.extend(f"      | {escape(line)}" for line in result.stderr_tail.splitlines())
     return "\n".join(lines)
 
 
@@ -129,8 +134,11 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
     if run.handshake is not None:
         capabilities = ", ".join(run.handshake.capabilities) or "none"
         lines.append(
-            f"adapter: {run.handshake.describe()}, protocol {run.handshake.protocol}, "
-            f"capabilities: {capabilities}"
+            escape(
+                f"adapter: {run.handshake.describe()}, protocol {run.handshake.protocol}, "
+                f"capabilities: {capabilities}",
+                one_line=True,
+            )
         )
     if run.shard is not None:
         lines.append(f"shard {run.shard[0]}/{run.shard[1]}: {len(run.results)} vectors")
@@ -145,14 +153,13 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
             f"known failures ({context.known_failures_file}): {counts['known_failures']} "
             f"still failing, {counts['stale_known_failures']} now passing"
         )
-    lines.extend(f"warning: {warning}" for warning in run.warnings)
+    lines.extend(f"warning: {escape(warning)}" for warning in run.warnings)
     lines.append(f"{counts['passed']} passed, {counts['failed']} failed")
     return "\n".join(lines)
 
 
-def _compact(value: Any, limit: int = 400) -> str:
-    text = json.dumps(value, separators=(", ", ": "), ensure_ascii=False)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+#: Characters of an expected or actual value shown in a failure.
+DISPLAY_LIMIT = 400
 
 
 # -- JSON --------------------------------------------------------------------------------------
@@ -190,35 +197,12 @@ def json_report(run: RunResult, context: RunContext | None = None) -> dict[str, 
 
 
 def write_json_report(path: str | Path, run: RunResult, context: RunContext | None = None) -> None:
-    text = json.dumps(json_report(run, context), indent=2, ensure_ascii=False) + "\n"
-    write_file(path, text.encode("utf-8"))
+    """Write the JSON report to ``path`` (:func:`conformance.outputs.write_output`).
 
-
-def write_file(path: str | Path, data: bytes) -> None:
-    """Write ``data`` to ``path`` whole or not at all, creating missing parent directories.
-
-    The bytes go to a temporary file beside ``path`` that then replaces it, so a failed write
-    (a full disk, say) leaves no half-written report and keeps the previous one. Raises OSError.
+    Strict JSON whatever the adapter sent (:func:`conformance.text.json_document`): an answer
+    holding ``1e400`` is written ``1e999``, never ``Infinity``.
     """
-    target = Path(path)
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # mkstemp makes the file private (0600); give it the old file's mode, or the usual 0644.
-        mode = target.stat().st_mode & 0o777 if target.is_file() else 0o644
-        handle, staging = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    except OSError as error:  # name the file asked for, not a parent or the temporary file
-        raise OSError(error.errno, error.strerror, str(target)) from None
-    try:
-        with os.fdopen(handle, "wb") as out:
-            out.write(data)
-        os.chmod(staging, mode)
-        os.replace(staging, target)
-    except BaseException as error:
-        with contextlib.suppress(OSError):
-            os.unlink(staging)
-        if isinstance(error, OSError):
-            raise OSError(error.errno, error.strerror, str(target)) from None
-        raise
+    write_output(path, (json_document(json_report(run, context)) + "\n").encode("utf-8"))
 
 
 # -- JUnit XML ---------------------------------------------------------------------------------
@@ -228,7 +212,8 @@ _NOT_XML = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
 def _xml_text(text: str) -> str:
-    return _NOT_XML.sub("\ufffd", text)
+    """``text`` as XML 1.0 can hold it: control characters and lone surrogates escaped."""
+    return _NOT_XML.sub("\ufffd", escape(text))
 
 
 def junit_xml(run: RunResult, context: RunContext | None = None) -> bytes:
@@ -237,6 +222,13 @@ def junit_xml(run: RunResult, context: RunContext | None = None) -> bytes:
     Process verdicts (crash, timeout, protocol-error) are ``<error>``, other failures
     ``<failure>``, known failures that still fail ``<skipped>``; a listed vector that passes is
     a ``<failure>`` (the list went stale).
+
+    Valid against Jenkins' ``junit-10.xsd``, which the other common consumers (GitLab, the
+    usual GitHub reporters) accept too: ``<testsuites>`` carries only name, tests, failures,
+    errors and time; ``<skipped>`` only a message; times have at most three decimals. The
+    suite's ``time`` is the run's wall time; a case's ``time`` is its vector's own time, from
+    its first request to its verdict, so with ``--jobs`` above 1 case times overlap and may
+    add up to more than the suite's.
     """
     context = context or RunContext()
     name = "snapkv-conformance"
@@ -251,18 +243,24 @@ def junit_xml(run: RunResult, context: RunContext | None = None) -> bytes:
         "tests": str(len(cases)),
         "failures": str(tally["failure"]),
         "errors": str(tally["error"]),
-        "skipped": str(tally["skipped"]),
-        "time": f"{run.duration:.3f}",
+        "time": _seconds(run.duration),
     }
     root = ET.Element("testsuites", attributes)
-    suite = ET.SubElement(root, "testsuite", attributes)
-    properties = ET.SubElement(suite, "properties")
-    for key, value in _properties(run, context):
-        ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
+    suite = ET.SubElement(root, "testsuite", {**attributes, "skipped": str(tally["skipped"])})
+    pairs = _properties(run, context)
+    if pairs:  # junit-10.xsd wants at least one property in <properties>
+        properties = ET.SubElement(suite, "properties")
+        for key, value in pairs:
+            ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
     for case, _ in cases:
         suite.append(case)
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def _seconds(duration: float) -> str:
+    """A JUnit time: seconds with at most three decimals (junit-10.xsd's pattern)."""
+    return f"{max(duration, 0.0):.3f}"
 
 
 def _properties(run: RunResult, context: RunContext) -> list[tuple[str, str]]:
@@ -290,7 +288,7 @@ def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
         {
             "classname": _xml_text(group.replace("/", ".")),
             "name": _xml_text(result.vector_id),
-            "time": f"{result.duration:.6f}",
+            "time": _seconds(result.duration),
         },
     )
     kind = "passed"
@@ -299,14 +297,10 @@ def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
     elif result.known_failure:
         kind = "skipped"
     if kind != "passed":
-        child = ET.SubElement(
-            case,
-            kind,
-            {
-                "type": result.verdict if not result.passed else "stale-known-failure",
-                "message": _xml_text(result.describe()),
-            },
-        )
+        attributes = {"message": _xml_text(result.describe())}
+        if kind != "skipped":  # junit-10.xsd allows only a message on <skipped>
+            attributes["type"] = result.verdict if not result.passed else "stale-known-failure"
+        child = ET.SubElement(case, kind, attributes)
         if kind != "skipped":
             child.text = _xml_text(format_result(result))
     if result.stderr_tail and kind != "passed":
@@ -315,4 +309,4 @@ def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
 
 
 def write_junit(path: str | Path, run: RunResult, context: RunContext | None = None) -> None:
-    write_file(path, junit_xml(run, context))
+    write_output(path, junit_xml(run, context))

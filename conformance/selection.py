@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.policy import ERROR_KINDS
+from conformance.protocol import ERROR_KINDS
 from conformance.vectors import Vector
 
 

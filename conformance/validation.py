@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.policy import FLOAT32_MAX, check_weight_literal, float32_literal, new_policy
-from conformance.vectors import Vector, VectorError, iter_vector_files, refuse_json_constant
+from conformance.protocol import decode_strict_file
+from conformance.vectors import Vector, VectorError, iter_vector_files
 
 PolicyFactory = Callable[[Mapping[str, Any], int], Any]
 
@@ -49,26 +50,12 @@ class FloatLiteral(float):
         return value
 
 
-def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    result: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in result:
-            raise ValueError(f"duplicate key {key!r}")
-        result[key] = value
-    return result
-
-
 def parse_json(text: str, *, keep_literals: bool = False) -> Any:
-    """Strict JSON: no ``NaN``/``Infinity``, no duplicate keys; raise ValueError.
+    """A vector file's strict JSON (:func:`conformance.protocol.decode_strict_file`).
 
     With ``keep_literals`` every float is a :class:`FloatLiteral` carrying its source text.
     """
-    return json.loads(
-        text,
-        parse_constant=refuse_json_constant,
-        object_pairs_hook=_no_duplicates,
-        parse_float=FloatLiteral if keep_literals else float,
-    )
+    return decode_strict_file(text, parse_float=FloatLiteral if keep_literals else None)
 
 
 # -- schemas --------------------------------------------------------------------------------
@@ -98,7 +85,11 @@ def load_schemas(directory: str | Path | None = None) -> dict[str, dict[str, Any
 
 @cache
 def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
-    """A draft 2020-12 validator (strict integers) for ``schema/<name>``, refs resolved."""
+    """A draft 2020-12 validator (strict integers) for ``schema/<name>``, refs resolved.
+
+    ``<file>#<def>`` selects one definition: for a request schema ``#/$defs/<def>``; for the
+    response schema the answer to op ``<def>``, that is its success shape or a refusal.
+    """
     from referencing import Registry, Resource
 
     schemas = load_schemas()
@@ -107,7 +98,18 @@ def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
         for schema in schemas.values()
         if isinstance(schema, dict) and "$id" in schema
     )
-    return _validator_class()(schemas[name], registry=registry)
+    file, _, definition = name.partition("#")
+    schema = schemas[file]
+    if definition:
+        ref: dict[str, Any] = {"$ref": f"{schema['$id']}#/$defs/{definition}"}
+        if file == RESPONSE_SCHEMA:
+            ref = {
+                "if": {"required": ["ok"], "properties": {"ok": {"const": False}}},
+                "then": {"$ref": f"{schema['$id']}#/$defs/refusal"},
+                "else": ref,
+            }
+        schema = {"$schema": schema["$schema"], **ref}
+    return _validator_class()(schema, registry=registry)
 
 
 def json_pointer(parts: Iterable[Any]) -> str:
@@ -261,10 +263,9 @@ def _mismatch(op: str, expect: Mapping[str, Any] | None, response: Mapping[str, 
     if response["ok"]:
         if wanted is not None:
             return f"expected the refusal {wanted}, but the reference accepts the call"
-        if op == "evict" and list(response["victims"]) != list(expect["victims"]):
-            return (
-                f"expected victims {expect['victims']}, the reference returns {response['victims']}"
-            )
+        victims = None if expect is None else expect.get("victims")
+        if op == "evict" and list(response["victims"]) != list(victims or ()):
+            return f"expected victims {victims}, the reference returns {response['victims']}"
         return None
     if wanted is None and expect is not None:
         return f"expected victims {expect.get('victims')}, but {refused}"

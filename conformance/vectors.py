@@ -14,6 +14,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.protocol import decode_strict_file
+
 FORMAT = "snapkv-vector/1"
 #: The ops a vector may record (``hello`` and ``bye`` belong to the session, not the vector).
 VECTOR_OPS = ("new", "step", "evict", "scores")
@@ -141,11 +143,6 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def refuse_json_constant(name: str) -> Any:
-    """A ``parse_constant`` hook: vector files are strict JSON, without NaN or Infinity."""
-    raise ValueError(f"{name} is not valid JSON")
-
-
 def load_vector(path: str | Path) -> Vector:
     """Read one vector file; raise :class:`VectorError` naming the file on any fault."""
     path = Path(path)
@@ -154,7 +151,7 @@ def load_vector(path: str | Path) -> Vector:
     except (OSError, UnicodeDecodeError) as error:
         raise VectorError(path, "", f"cannot read: {error}") from None
     try:
-        data = json.loads(text, parse_constant=refuse_json_constant)
+        data = decode_strict_file(text)
     except ValueError as error:
         raise VectorError(path, "", f"not valid JSON: {error}") from None
     return dataclasses.replace(Vector.from_json(data, path), source=text)

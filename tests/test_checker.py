@@ -224,7 +224,7 @@ def test_a_refused_step_is_not_tracked_as_kept(refusing):
 @pytest.mark.parametrize(
     ("answer", "words"),
     [
-        (refusal("invalid-weights"), "'invalid-weights' is not one of protocol v1's kinds"),
+        (refusal("invalid-weights"), '"invalid-weights" is not one of protocol v1\'s kinds'),
         ({"ok": False, "error": "bad"}, "must carry an error object"),
         ({"ok": False, "error": {"kind": "invalid-attention"}}, "no string message"),
         ({"ok": "yes"}, "no boolean ok"),

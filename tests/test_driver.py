@@ -176,7 +176,7 @@ def test_a_partial_line_then_exit_is_a_crash_showing_the_fragment():
     failure = failure_of(broken("partial_line"), vector)
     assert failure.kind == "crash" and failure.exit_status == 0
     assert "stopped in the middle of its answer" in failure.detail
-    assert 'b\'{"id":' in failure.detail
+    assert 'the unfinished line: "{\\"id\\":' in failure.detail
     assert "giving up" in failure.stderr_tail
 
 
@@ -254,7 +254,7 @@ def test_nan_in_an_answer_is_not_json():
             sys.stdout.flush()
     """
     with AdapterProcess(inline(code), timeout=2.0) as adapter:
-        with pytest.raises(AdapterFailure, match=r"the answer is not JSON.*NaN is not JSON"):
+        with pytest.raises(AdapterFailure, match=r"the answer is not JSON.*NaN is not valid JSON"):
             adapter.exchange([{"op": "evict"}])
         adapter.kill()
 

@@ -212,7 +212,7 @@ def test_params_not_an_object_refused(raw: Any) -> None:
     [
         (params(poolKernel=4), "poolKernel"),
         (params(budget=0, recentWindow=0), "budget"),
-        (params(obsWindow="4"), "'4'"),
+        (params(obsWindow="4"), '"4"'),
         (params(extra=1), "extra"),
     ],
 )

@@ -264,7 +264,8 @@ def test_junit_survives_control_characters_in_stderr():
         stderr_tail="\x00\x1b[31m",
     )
     root = ET.fromstring(report.junit_xml(synthetic_run([result])))
-    assert root.find("testsuite/testcase/system-err").text == "\ufffd\ufffd[31m"
+    assert root.find("testsuite/testcase/system-err").text == "\\x00\\e[31m"
+    assert root.find("testsuite/testcase/error").get("message").endswith("died \\x07")
 
 
 def test_known_failures_are_skipped_in_junit():
@@ -272,7 +273,8 @@ def test_known_failures_are_skipped_in_junit():
     result.known_failure = True
     root = ET.fromstring(report.junit_xml(synthetic_run([result])))
     assert root.find("testsuite").get("skipped") == "1"
-    assert root.find("testsuite/testcase/skipped").get("type") == checker.WRONG_VICTIMS
+    skipped = root.find("testsuite/testcase/skipped")
+    assert skipped.attrib == {"message": "x/y: call 3 (evict): wrong-victims: wrong"}
 
 
 def test_report_of_a_synthetic_run_validates():
@@ -340,3 +342,151 @@ def test_vectors_with_refusals_pass_through_the_cli(capsys, tmp_path):
     directory = write_suite(tmp_path / "v", [refused])
     code, out, _ = cli(capsys, str(directory))
     assert code == 0, out
+
+
+# -- hostile adapters ----------------------------------------------------------------------------
+
+
+def strict_json(text: str):
+    def refuse(name: str):
+        raise ValueError(f"{name} is not JSON")
+
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_hostile_text_is_printed_and_written_escaped(capsys, suite_dir, tmp_path):
+    report_path, junit_path = tmp_path / "r.json", tmp_path / "j.xml"
+    code, out, err = cli(
+        capsys,
+        str(suite_dir),
+        "--adapter",
+        adapter("hostile_text"),
+        "--report",
+        str(report_path),
+        "--junit",
+        str(junit_path),
+    )
+    assert code == 1, err
+    for raw in ("\x1b", "\x00", "\x07", "\ud800"):
+        assert raw not in out and raw not in err
+    assert "adapter: hostile \\e[2J\\e]0;pwned\\x07\\x00\\ud800 (python)" in out
+    assert "      | stderr \\e[31mred\\x00" in out
+    assert out.splitlines()[-1] == "2 passed, 1 failed"
+    document = strict_json(report_path.read_bytes().decode("utf-8"))
+    validate(document)
+    assert (
+        document["adapter"]["implementation"]["name"] == "hostile \x1b[2J\x1b]0;pwned\x07\x00\ud800"
+    )
+    failed = next(r for r in document["results"] if not r["passed"])
+    assert failed["actual"]["message"].endswith("\x00\ud800")
+    suite = ET.parse(junit_path).getroot().find("testsuite")
+    assert "\\e[2J" in suite.get("name")
+
+
+def test_the_report_is_strict_json_when_an_answer_overflows_float64(capsys, suite_dir, tmp_path):
+    report_path = tmp_path / "r.json"
+    code, out, _ = cli(
+        capsys,
+        str(suite_dir),
+        "--adapter",
+        adapter("overflowing_victims"),
+        "--report",
+        str(report_path),
+    )
+    assert code == 1
+    assert "    actual:   [1e999]" in out
+    text = report_path.read_text()
+    assert "Infinity" not in text and "NaN" not in text
+    document = strict_json(text)
+    validate(document)
+    failed = next(r for r in document["results"] if not r["passed"])
+    assert failed["actual"] == [float("inf")]  # 1e999 reads back as what 1e400 became
+
+
+def test_control_characters_in_ids_and_messages_are_shown_escaped():
+    results = [
+        checker.VectorResult("a/\x1b[2Jb\x00", checker.WRONG_VICTIMS, 3, "evict", "m\x1b", [1], [2])
+    ]
+    run = synthetic_run(results)
+    run.warnings = ["adapter said \x1b]0;x\x07"]
+    text = report.format_summary(run)
+    assert "\x1b" not in text and "\x00" not in text and "\x07" not in text
+    assert text.startswith("FAIL a/\\e[2Jb\\x00: call 3 (evict): wrong-victims: m\\e\n")
+    progress = report.ProgressLine(FakeTerminal(), interval=0.0)
+    progress(results[0], 1, 1)
+    assert "\x1b" not in progress.stream.getvalue()
+
+
+# -- JUnit against its consumers' schema -------------------------------------------------------
+
+# From Jenkins' junit-10.xsd (the strictest of the common consumers; GitLab and the usual GitHub
+# reporters read a subset): the attributes each element may carry, and the time pattern.
+JUNIT_ATTRIBUTES = {
+    "testsuites": {"name", "time", "tests", "failures", "disabled", "errors"},
+    "testsuite": {
+        "name",
+        "tests",
+        "failures",
+        "errors",
+        "time",
+        "disabled",
+        "skipped",
+        "timestamp",
+        "hostname",
+        "id",
+        "package",
+        "file",
+        "log",
+        "url",
+        "version",
+    },
+    "properties": set(),
+    "property": {"name", "value"},
+    "testcase": {"name", "assertions", "time", "classname", "status", "class", "file", "line"},
+    "skipped": {"message"},
+    "error": {"message", "type"},
+    "failure": {"message", "type"},
+    "system-out": set(),
+    "system-err": set(),
+}
+SUREFIRE_TIME = r"(([0-9]{0,3},)*[0-9]{3}|[0-9]{0,3})*(\.[0-9]{0,3})?"
+CASE_CHILD_ORDER = ["skipped", "error", "failure", "system-out", "system-err"]
+
+
+def test_junit_fits_jenkins_junit_10_xsd():
+    import re
+
+    stale = checker.VectorResult("s/stale", checker.PASS, duration=0.1234567)
+    stale.known_failure = True
+    known = checker.VectorResult("k/known", checker.WRONG_VICTIMS, 3, "evict", "w", [1], [2])
+    known.known_failure = True
+    results = [
+        checker.VectorResult("p/pass", checker.PASS, duration=12.3456789),
+        checker.VectorResult("c/crash", checker.CRASH, 1, "step", "died", stderr_tail="boom"),
+        checker.VectorResult("w/wrong", checker.WRONG_VICTIMS, 3, "evict", "w", [1], [2]),
+        stale,
+        known,
+    ]
+    run = synthetic_run(results)
+    run.duration = 1234.56789
+    root = ET.fromstring(report.junit_xml(run))
+    assert root.tag == "testsuites"
+    for element in root.iter():
+        assert set(element.attrib) <= JUNIT_ATTRIBUTES[element.tag], element.tag
+        if "time" in element.attrib:
+            assert re.fullmatch(SUREFIRE_TIME, element.get("time")), element.get("time")
+    suite = root.find("testsuite")
+    assert {"name", "tests"} <= set(suite.attrib)
+    children = [child.tag for child in suite]
+    assert children == ["properties"] + ["testcase"] * 5
+    assert len(suite.find("properties")) >= 1
+    for case in suite.iter("testcase"):
+        tags = [child.tag for child in case]
+        assert tags == sorted(tags, key=CASE_CHILD_ORDER.index)
+    assert (suite.get("failures"), suite.get("errors"), suite.get("skipped")) == ("2", "1", "1")
+
+
+def test_junit_leaves_out_empty_properties():
+    run = RunResult(results=[checker.VectorResult("a", checker.PASS)], handshake=None)
+    suite = ET.fromstring(report.junit_xml(run)).find("testsuite")
+    assert suite.find("properties") is None

@@ -128,7 +128,7 @@ def test_unknown_error_kind_is_a_protocol_error():
         "faults/bad-weight": checker.PROTOCOL_ERROR,
         "faults/plain": checker.PASS,
     }
-    assert "'invalid-weights' is not one of protocol v1's kinds" in result.results[0].message
+    assert '"invalid-weights" is not one of protocol v1\'s kinds' in result.results[0].message
 
 
 def test_stderr_flood_passes():

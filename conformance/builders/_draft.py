@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance.policy import float32_literal
+from conformance.text import CATCHES
 
 #: An attention argument: a literal value (list, null, or anything a refusal is judged on), or a
 #: function from the kept positions (ascending) to the list.
@@ -72,7 +73,7 @@ class Draft:
 
     @property
     def description(self) -> str:
-        return f"{self.pins} Catches: {self.catches}"
+        return f"{self.pins} {CATCHES} {self.catches}"
 
     # -- successful calls ------------------------------------------------------------------
 

@@ -13,17 +13,17 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conformance.builders import Draft, Planned, builder
+from conformance.text import split_description
 from conformance.vectors import load_vector
 
 FINDINGS = Path(__file__).resolve().parent / "findings"
-_CATCHES = "Catches:"
 
 
 @builder
 def findings() -> Iterator[Draft]:
     for path in sorted(FINDINGS.glob("*.json")) if FINDINGS.is_dir() else ():
         vector = load_vector(path)
-        pins, _, catches = vector.description.partition(_CATCHES)
+        pins, catches = split_description(vector.description)
         draft = Draft(
             vector.id,
             pins=pins,

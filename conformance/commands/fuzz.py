@@ -14,7 +14,8 @@ import sys
 from typing import IO
 
 from conformance.commands._options import add_count, add_timeout, int_at_least, output_problem
-from conformance.commands.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from conformance.commands.run import EXIT_FAILED, EXIT_OK
+from conformance.exceptions import print_error
 
 HELP = "Fuzz an adapter against the reference; shrink the first difference to a vector."
 
@@ -91,8 +92,7 @@ class FuzzProgress:
 
 
 def _error(message: str) -> int:
-    print(f"snapkv-conformance fuzz: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return print_error("fuzz", message)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 
 from conformance.commands._options import output_problem
+from conformance.exceptions import print_error
 
 HELP = "Regenerate the vector suite from the builders (--check: compare, write nothing)."
 
@@ -29,8 +29,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"snapkv-conformance generate: error: {message}", file=sys.stderr)
-    return 2
+    return print_error("generate", message)
 
 
 def out_problem(out: Path) -> str | None:

@@ -17,7 +17,8 @@ from conformance.commands._options import (
     load_vectors,
     output_problem,
 )
-from conformance.commands.run import EXIT_FAILED, EXIT_OK, EXIT_USAGE
+from conformance.commands.run import EXIT_FAILED, EXIT_OK
+from conformance.exceptions import print_error
 
 if TYPE_CHECKING:
     from conformance.matrix import Port
@@ -50,8 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"snapkv-conformance matrix: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return print_error("matrix", message)
 
 
 def run(args: argparse.Namespace) -> int:

@@ -9,11 +9,11 @@ killed, 1 when any survives, 2 for a usage error or vectors that cannot be loade
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from typing import Any
 
 from conformance.commands._options import add_paths, load_vectors, output_problem
+from conformance.exceptions import print_error
 
 HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
 
@@ -93,11 +93,11 @@ def run(args: argparse.Namespace) -> int:
         except ValueError as error:
             failed = bool(_error(f"--update-readme {error}"))
     if args.json:
-        from conformance.report import write_file
+        from conformance.outputs import write_text
+        from conformance.text import json_document
 
-        text = json.dumps(matrix.to_json(), indent=2) + "\n"
         try:
-            write_file(args.json, text.encode("utf-8"))
+            write_text(args.json, json_document(matrix.to_json()) + "\n")
         except OSError as error:
             failed = bool(_error(f"--json {args.json}: cannot write: {error.strerror}"))
     if failed:
@@ -106,8 +106,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _error(message: str) -> int:
-    print(f"snapkv-conformance mutants: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return print_error("mutants", message)
 
 
 def _progress(mutant: Any, done: int, total: int) -> None:
@@ -188,9 +187,9 @@ def replace_block(path: str, tables: str) -> None:
     _, end, tail = rest.partition(END)
     if not begin or not end:
         raise ValueError(f"{path}: no {BEGIN} ... {END} block to rewrite")
-    from conformance.report import write_file
+    from conformance.outputs import write_text
 
-    write_file(path, f"{head}{BEGIN}\n{tables}\n{END}{tail}".encode())
+    write_text(path, f"{head}{BEGIN}\n{tables}\n{END}{tail}")
 
 
 def readme_block(text: str) -> str | None:

@@ -19,6 +19,7 @@ from conformance.commands._options import (
     load_vectors,
     output_problem,
 )
+from conformance.exceptions import print_error
 
 HELP = "Run the vector suite against an adapter and judge every answer."
 
@@ -70,13 +71,13 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"snapkv-conformance run: error: {message}", file=sys.stderr)
-    return EXIT_USAGE
+    return print_error("run", message)
 
 
 def run(args: argparse.Namespace) -> int:
     from conformance import protocol_checks, report, resources, runner, selection
     from conformance.driver import AdapterStartError
+    from conformance.outputs import write_text
 
     try:
         adapter_argv = shlex.split(args.adapter) if args.adapter is not None else default_adapter()
@@ -171,11 +172,11 @@ def run(args: argparse.Namespace) -> int:
     writers = {
         "--report": lambda path: report.write_json_report(path, result, context),
         "--junit": lambda path: report.write_junit(path, result, context),
-        "--write-known-failures": lambda path: report.write_file(
+        "--write-known-failures": lambda path: write_text(
             path,
             selection.format_known_failures(
                 failing, f"written by snapkv-conformance run for {who}"
-            ).encode("utf-8"),
+            ),
         ),
     }
     unwritten = 0

@@ -18,6 +18,7 @@ from typing import Any
 
 from conformance.adapter import Session
 from conformance.policy import SnapKV
+from conformance.text import split_description
 
 Request = dict[str, Any]
 
@@ -57,8 +58,6 @@ def params(budget: int, recent: int, obs: int, kernel: int) -> dict[str, int]:
     return {"budget": budget, "recentWindow": recent, "obsWindow": obs, "poolKernel": kernel}
 
 
-#: Where a vector description turns from what it pins to the mistakes it catches.
-CATCHES = "Catches:"
 EPS53 = 2.0**-53  # half an ulp of 1.0 in float64: 1.0 + EPS53 rounds (to even) back to 1.0
 FILLER = 4.0
 
@@ -123,8 +122,8 @@ class Mutant:
         ``"<what it pins> Catches: <the mistakes it catches>"``), else the whole description:
         a vector that merely *contains* gaps, say, does not name "gaps refused" as its catch.
         """
-        _, marker, catches = description.partition(CATCHES)
-        text = (catches if marker else description).lower()
+        catches = split_description(description)[1]
+        text = (catches if catches is not None else description).lower()
         for rank, keyword in enumerate((self.name, *self.keywords)):
             if keyword.lower() in text:
                 return rank
