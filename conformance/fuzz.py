@@ -168,8 +168,11 @@ def _size(scenario: Scenario) -> tuple[int, int]:
 class _Search:
     """The state of one fuzzing run, shared by the hypothesis test and :func:`fuzz`."""
 
-    def __init__(self, target: Target, max_shrinks: int, progress: Progress | None) -> None:
+    def __init__(
+        self, target: Target, max_examples: int, max_shrinks: int, progress: Progress | None
+    ) -> None:
         self.target = target
+        self.max_examples = max_examples
         self.max_shrinks = max_shrinks
         self.progress = progress
         self.run = 0
@@ -177,7 +180,11 @@ class _Search:
         self.best: tuple[Scenario, Difference] | None = None
 
     def check(self, data: st.DataObject) -> None:
-        spent = self.found_at and self.run - self.found_at >= self.max_shrinks
+        # Hypothesis may draw a few more examples than max_examples (it does not count some);
+        # stopping here keeps "up to N examples" true.
+        spent = (self.found_at and self.run - self.found_at >= self.max_shrinks) or (
+            not self.found_at and self.run >= self.max_examples
+        )
         self.run += 1
         found: list[Difference] = []
 
@@ -234,7 +241,7 @@ def fuzz(
     :class:`AdapterLost` when the adapter cannot be restarted after a failure and
     :class:`NondeterministicAdapter` when a failing scenario passes on replay.
     """
-    search = _Search(target, max_shrinks, progress)
+    search = _Search(target, max_examples, max_shrinks, progress)
 
     @settings(
         max_examples=max_examples,
@@ -325,3 +332,14 @@ def save_vector(vector: Vector, directory: str | Path) -> Path:
     path = Path(directory) / f"{vector.id}.json"
     write_text(path, dumps_vector(vector))
     return path
+
+
+def in_the_way(directory: str | Path, vector: Vector) -> Path | None:
+    """The path that stops ``vector`` being saved under ``directory``: the first of its
+    parent directories that exists and is not a directory (``<directory>/fuzz`` a file)."""
+    path = Path(directory)
+    for part in Path(vector.id).parent.parts:
+        path = path / part
+        if path.exists() and not path.is_dir():
+            return path
+    return None

@@ -23,7 +23,7 @@ from conformance.driver import AdapterProcess, InProcessAdapter
 from conformance.mutants import lookup
 from conformance.policy import SnapKV
 from conformance.runner import run_suite
-from conformance.scenarios import scenarios
+from conformance.scenarios import replay, scenarios
 from conformance.vectors import load_vector
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 
@@ -37,7 +37,8 @@ def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
         port = adapter.handshake.describe()
     finding = result.finding
     assert finding is not None, f"{name}: no difference in {result.examples} examples"
-    assert finding.examples_to_find <= fuzz.DEFAULT_MAX_EXAMPLES
+    # The expectations are a fresh reference's answers to the calls, nothing else.
+    assert replay(finding.scenario.calls) == finding.scenario
     assert finding.difference.expected.startswith("victims")
     vector = fuzz.difference_vector(finding, port, seed=0)
     path = fuzz.save_vector(vector, tmp_path)
@@ -88,7 +89,7 @@ def test_no_difference_against_the_reference():
     adapter.start()
     result = fuzz.fuzz(adapter, seed=5, max_examples=60)
     assert result.finding is None
-    assert result.examples >= 60  # hypothesis may run a few more than it counts as examples
+    assert result.examples == 60  # exactly the budget: hypothesis is stopped there
 
 
 def test_a_crash_is_a_difference_and_the_adapter_is_restarted(tmp_path):
@@ -138,12 +139,23 @@ def test_cli_exit_codes(tmp_path):
     reference = shlex.join(REFERENCE_ARGV)
     clean = cli("fuzz", "--adapter", reference, "--max-examples", "15", "--seed", "1")
     assert clean.returncode == 0, clean.stderr
-    assert re.search(r"^no difference in \d+ examples \(seed 1\)$", clean.stdout, re.M)
+    # The count printed is the count announced: at most --max-examples.
+    assert "up to 15 examples" in clean.stdout
+    assert re.search(r"^no difference in 15 examples \(seed 1\)$", clean.stdout, re.M)
     missing = cli("fuzz", "--adapter", str(tmp_path / "no-such-adapter"))
     assert missing.returncode == 2
     assert "cannot start" in missing.stderr
     assert cli("fuzz", "--adapter", reference, "--max-examples", "0").returncode == 2
     assert cli("fuzz").returncode == 2
+
+
+def test_a_save_blocked_by_a_file_names_that_file(tmp_path):
+    command = shlex.join(mutant_argv("ties-to-higher-position"))
+    (tmp_path / "fuzz").write_text("in the way")
+    fuzzed = cli("fuzz", "--adapter", command, "--seed", "3", "--save", str(tmp_path))
+    assert fuzzed.returncode == 2
+    assert f"{tmp_path / 'fuzz'} is a file, where a directory is needed" in fuzzed.stderr
+    assert '"format": "snapkv-vector/1"' in fuzzed.stdout  # the finding is printed, not lost
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
