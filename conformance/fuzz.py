@@ -182,10 +182,9 @@ class _Search:
     def check(self, data: st.DataObject) -> None:
         # Hypothesis may draw a few more examples than max_examples (it does not count some);
         # stopping here keeps "up to N examples" true.
-        spent = (self.found_at and self.run - self.found_at >= self.max_shrinks) or (
-            not self.found_at and self.run >= self.max_examples
-        )
-        self.run += 1
+        over_budget = not self.found_at and self.run >= self.max_examples
+        spent = over_budget or (self.found_at and self.run - self.found_at >= self.max_shrinks)
+        self.run += not over_budget  # a scenario drawn only to stop is not counted
         found: list[Difference] = []
 
         def observe(calls: Sequence[dict[str, Any]], expected: Sequence[dict[str, Any]]) -> bool:
