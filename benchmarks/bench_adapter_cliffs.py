@@ -81,7 +81,8 @@ def body(steps: int, seed: int) -> bytes:
 
 def head(params: dict[str, int]) -> bytes:
     new = {"id": 1, "op": "new", "params": params, "seed": 0}
-    return ('{"id":0,"op":"hello","protocol":1}\n' + json.dumps(new) + "\n").encode()
+    line = json.dumps(new, separators=(",", ":"))
+    return ('{"id":0,"op":"hello","protocol":1}\n' + line + "\n").encode()
 
 
 def run_once(argv: list[str], stream: bytes) -> tuple[float, bytes]:

@@ -1,4 +1,4 @@
-"""Decode steps per second of the reference policy against the plain-Python oracle.
+"""Decode steps per second of the reference policy and its fast path against the oracle.
 
 The workload, at each budget (default 256, 1024, 4096; recentWindow 16, obsWindow 16,
 poolKernel 7): every decode step is ``step(pos, attn)`` followed by ``evict()``, so at steady
@@ -9,16 +9,17 @@ attention rows are float32 from a seeded numpy RNG, generated before each timed 
 
 Measured side by side in one run, the repeats interleaved so background load falls on all alike:
 
-- **in-process**: the numpy reference (``conformance.policy.SnapKV``) and the oracle
-  (``tests/support/oracles.py``, imported by path), each fed the same lists of Python floats. Each
-  repeat times one window of steps; the oracle's window is shorter at large budgets (it is
-  slow), which changes nothing in a per-step rate at steady state.
+- **in-process**: the numpy fast path (``new_policy(params, fast=True)``), the readable
+  reference (``conformance.policy.SnapKV``) and the oracle (``tests/support/oracles.py``,
+  imported by path), each fed the same lists of Python floats. Each repeat times one window of
+  steps; the reference's and the oracle's windows are shorter at large budgets (they are
+  slower), which changes nothing in a per-step rate at steady state.
 - **end to end**: ``python -m conformance adapter`` as a subprocess; every request line is
   encoded before the clock starts, a writer thread pipes them in while the main thread reads
   the answers. The clock runs from the answer that ends the warm-up to the last answer.
 
-Prints steps/s medians and the ratios (targets at budget 1024: reference >= 20x the oracle
-in-process, adapter >= 5x the in-process oracle):
+Prints steps/s medians and the ratios to the oracle (targets at budget 1024: fast path >= 20x
+the oracle in-process, adapter >= 5x the in-process oracle):
 
     python3 benchmarks/bench_reference.py [--budgets 256 1024 4096] [--repeats 5]
 """
@@ -43,13 +44,14 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.policy import SnapKV  # noqa: E402
+from conformance.policy import new_policy  # noqa: E402
 
 RECENT, OBS, KERNEL = 16, 16, 7
 ADAPTER = [sys.executable, "-m", "conformance", "adapter"]
 TIMEOUT = 600.0  # seconds for one adapter run; every wait is bounded
 CHUNK_CELLS = 1_000_000  # attention weights generated at a time (about 32 MB as Python lists)
-SLICES = 4  # the reference and the oracle alternate this many times within a repeat
+SLICES = 4  # the in-process implementations alternate this many times within a repeat
+NAMES = ("fast", "reference", "oracle", "adapter")
 
 
 def load_oracle() -> Any:
@@ -199,7 +201,8 @@ def bench_budget(
     Within a repeat the reference and the oracle run in alternating slices, and the ratios
     are taken per repeat before the median, so load that comes and goes falls on both alike.
     """
-    reference = Driver(SnapKV(params(budget)), budget, np.random.default_rng([budget]))
+    fast = Driver(new_policy(params(budget), fast=True), budget, np.random.default_rng([budget]))
+    reference = Driver(new_policy(params(budget)), budget, np.random.default_rng([budget]))
     slow = Driver(oracle.OracleSnapKV(params(budget)), budget, np.random.default_rng([budget]))
     short = window_steps(budget, steps, 400_000)
     piped = window_steps(budget, steps, CHUNK_CELLS)
@@ -208,12 +211,14 @@ def bench_budget(
         # One seed per repeat: every implementation sees the same rows (a prefix for the
         # shorter windows), drawn from the same stream.
         seed = [budget, repeat + 1]
-        clocks = {name: Clock() for name in ("reference", "oracle", "adapter")}
+        clocks = {name: Clock() for name in NAMES}
         fast_rng, slow_rng = np.random.default_rng(seed), np.random.default_rng(seed)
+        plain_rng = np.random.default_rng(seed)
         for part in range(SLICES):
-            reference.window(fast_rng, share(steps, part), clocks["reference"])
+            fast.window(fast_rng, share(steps, part), clocks["fast"])
+            reference.window(plain_rng, share(short, part), clocks["reference"])
             slow.window(slow_rng, share(short, part), clocks["oracle"])
-        counts = {"reference": steps, "oracle": short}
+        counts = {"fast": steps, "reference": short, "oracle": short}
         if end_to_end:
             warmup = attention_rows(np.random.default_rng([budget]), OBS, budget)
             rows = attention_rows(np.random.default_rng(seed), piped, budget)
@@ -226,7 +231,7 @@ def bench_budget(
     row["adapter_steps"] = piped if end_to_end else 0
     for kind in ("wall", "cpu"):
         oracle_rates = rates[f"oracle {kind}"]
-        for name in ("reference", "oracle", "adapter"):
+        for name in NAMES:
             values = rates.get(f"{name} {kind}")
             if values:
                 row[f"{name} {kind}"] = statistics.median(values)
@@ -243,8 +248,11 @@ def share(total: int, part: int) -> int:
 def print_table(rows: Sequence[dict[str, Any]], kind: str) -> None:
     """One markdown table of rates and ratios, ``kind`` ``wall`` or ``cpu``."""
     end_to_end = f"adapter {kind}" in rows[0]
-    header = "| budget | reference steps/s | oracle steps/s | reference/oracle |"
-    rule = "|---:|---:|---:|---:|"
+    header = (
+        "| budget | fast path steps/s | reference steps/s | oracle steps/s "
+        "| fast/oracle | reference/oracle |"
+    )
+    rule = "|---:|---:|---:|---:|---:|---:|"
     if end_to_end:
         header += " adapter steps/s | adapter/oracle |"
         rule += "---:|---:|"
@@ -252,8 +260,9 @@ def print_table(rows: Sequence[dict[str, Any]], kind: str) -> None:
     print(rule)
     for row in rows:
         line = (
-            f"| {row['budget']} | {row[f'reference {kind}']:,.0f} "
-            f"| {row[f'oracle {kind}']:,.1f} | {row[f'reference/oracle {kind}']:.1f}x |"
+            f"| {row['budget']} | {row[f'fast {kind}']:,.0f} | {row[f'reference {kind}']:,.0f} "
+            f"| {row[f'oracle {kind}']:,.1f} | {row[f'fast/oracle {kind}']:.1f}x "
+            f"| {row[f'reference/oracle {kind}']:.1f}x |"
         )
         if end_to_end:
             line += f" {row[f'adapter {kind}']:,.0f} | {row[f'adapter/oracle {kind}']:.1f}x |"
@@ -272,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for budget in args.budgets:
         row = bench_budget(budget, args.steps, args.repeats, oracle, not args.no_adapter)
         print(
-            f"budget {budget}: timed windows of {row['steps']} steps (oracle "
+            f"budget {budget}: timed windows of {row['steps']} steps (reference and oracle "
             f"{row['oracle_steps']}, adapter {row['adapter_steps']}), median of {args.repeats}",
             file=sys.stderr,
         )

@@ -21,8 +21,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.protocol import answer_problem, scores_problem
-from conformance.text import catches_of, json_text
+from conformance.protocol import answer_problem
+from conformance.text import json_text
 from conformance.vectors import Call, Vector
 
 PASS = "pass"
@@ -86,8 +86,13 @@ class VectorResult:
     exit_status: int | None = None
     duration: float = 0.0
     known_failure: bool = False
+    #: For a failure away from what the vector pins: what it pins and where the port failed.
+    elsewhere: str = ""
     #: What the adapter answered to each call, for triage (failures only; not in reports).
     answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
+    #: Where the scores diagnosis found the port first diverged (``sums``, ``pooled``,
+    #: ``ties``, ``selection``), for triage's groups.
+    divergence: str | None = field(default=None, repr=False, compare=False)
 
     @property
     def passed(self) -> bool:
@@ -128,6 +133,7 @@ class VectorResult:
             "actual": self.actual,
             "diagnosis": self.diagnosis,
             "catches": self.catches,
+            "elsewhere": self.elsewhere,
             "exit_status": self.exit_status,
             "stderr_tail": self.stderr_tail,
             "duration": round(self.duration, 6),
@@ -142,7 +148,7 @@ class _Failed(Exception):
         self.result = result
 
 
-class _Tracker:
+class Tracker:
     """The adapter's state as its accepted calls imply it: budget, recent window, kept."""
 
     def __init__(self) -> None:
@@ -188,9 +194,10 @@ def judge(
     """
     result = _judge_answers(vector, responses, failure=failure)
     if not result.passed:
+        from conformance.diagnosis import explain_catches
         from conformance.triage import answer_outcomes
 
-        result.catches = catches_of(vector.description)
+        result.catches, result.elsewhere = explain_catches(vector, result)
         result.answers = answer_outcomes(vector, responses, failure and failure.kind)
     return result
 
@@ -208,7 +215,7 @@ def _judge_answers(
     the failure is reported rather than the failure, since it came first; the failure's call is
     the first unanswered one. Stderr and timing are the runner's to fill in.
     """
-    tracker = _Tracker()
+    tracker = Tracker()
     try:
         for index, (call, answer) in enumerate(zip(vector.calls, responses, strict=False)):
             if call.expect is None and answer.get("ok") is True:
@@ -246,7 +253,7 @@ def _judge_answers(
 
 
 def _judge_call(
-    vector_id: str, index: int, call: Call, answer: Mapping[str, Any], tracker: _Tracker
+    vector_id: str, index: int, call: Call, answer: Mapping[str, Any], tracker: Tracker
 ) -> None:
     def fail(verdict: str, message: str, **extra: Any) -> _Failed:
         return _Failed(
@@ -292,7 +299,7 @@ def _judge_call(
         tracker.evict(answer["victims"])
 
 
-def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, fail: Any) -> None:
+def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, fail: Any) -> None:
     def broken(rule: str, message: str) -> _Failed:
         return fail(BROKEN_INVARIANT, message, rule=rule, expected=expected, actual=victims)
 
@@ -308,15 +315,15 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, 
             raise broken(
                 NOT_KEPT,
                 f"evicted position {victim}, which is not currently kept "
-                f"(kept: {_show_positions(tracker.kept)})",
+                f"(kept: {show_positions(tracker.kept)})",
             )
     protected = tracker.protected
     hit = sorted(set(victims) & set(protected))
     if hit:
         raise broken(
             PROTECTED_EVICTED,
-            f"evicted {_show_positions(hit)}, among the recentWindow {tracker.recent} "
-            f"protected entries {_show_positions(protected)}",
+            f"evicted {show_positions(hit)}, among the recentWindow {tracker.recent} "
+            f"protected entries {show_positions(protected)}",
         )
     if len(victims) != tracker.excess:
         raise broken(
@@ -329,144 +336,12 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: _Tracker, 
         extra = [v for v in victims if v not in set(expected)]
         raise fail(
             WRONG_VICTIMS,
-            f"evicted {_show_positions(victims)}, expected {_show_positions(expected)}: "
-            f"{_show_positions(extra)} should have been kept, "
-            f"{_show_positions(missing)} should have been evicted",
+            f"evicted {show_positions(victims)}, expected {show_positions(expected)}: "
+            f"{show_positions(extra)} should have been kept, "
+            f"{show_positions(missing)} should have been evicted",
             expected=expected,
             actual=victims,
         )
-
-
-# -- diagnosis with scores ---------------------------------------------------------------------
-
-
-def diagnosis_requests(vector: Vector, call_index: int) -> list[dict[str, Any]]:
-    """The replay for a failing evict: the vector up to it, then ``scores``, then the evict."""
-    calls = vector.calls[: call_index + 1]
-    requests = [dict(call.request) for call in calls]
-    return [*requests[:-1], {"op": "scores"}, requests[-1]]
-
-
-def diagnose(
-    vector: Vector,
-    call_index: int,
-    answers: Sequence[Mapping[str, Any]],
-    first_victims: Any = None,
-) -> str:
-    """Explain a wrong evict at ``call_index`` from the answers to :func:`diagnosis_requests`.
-
-    Says (1) whether the adapter's victims are the k lowest candidates by (pooled, position) in
-    its own scores, and (2) where its scores first differ from the reference's, with both values
-    written exactly (repr and float.hex).
-    """
-    if len(answers) != call_index + 2:
-        return f"no diagnosis: the replay got {len(answers)} answers to {call_index + 2} calls"
-    scores_answer, evict_answer = answers[call_index], answers[call_index + 1]
-    if scores_answer.get("ok") is not True:
-        error = scores_answer.get("error")
-        return f"no diagnosis: the adapter announced scores but refused it: {json_text(error)}"
-    problem = scores_problem(scores_answer)
-    if problem is not None:
-        return f"no diagnosis: {problem}"
-    positions = scores_answer["positions"]
-    sums = [float(v) for v in scores_answer["sums"]]
-    pooled = [float(v) for v in scores_answer["pooled"]]
-    victims = evict_answer.get("victims") if evict_answer.get("ok") is True else None
-    parts = []
-    if first_victims is not None and victims != first_victims:
-        parts.append(
-            f"replaying the vector gave different victims ({json_text(victims)}, first run "
-            f"{json_text(first_victims)}): the adapter is not deterministic"
-        )
-    parts.append(_own_selection(vector, call_index, positions, pooled, victims))
-    parts.append(_against_reference(vector, call_index, positions, sums, pooled))
-    return " ".join(parts)
-
-
-def _own_selection(
-    vector: Vector, call_index: int, positions: list[int], pooled: list[float], victims: Any
-) -> str:
-    state = expected_state(vector, call_index)
-    if positions != state.kept:
-        return (
-            f"Its scores list the kept positions {_show_positions(positions)}, "
-            f"but it should keep {_show_positions(state.kept)}."
-        )
-    count = max(0, len(positions) - state.recent)
-    ranked = sorted(zip(pooled[:count], positions[:count], strict=True))
-    own = sorted(position for _, position in ranked[: state.excess])
-    lowest = f"the {_lowest(state.excess)} by (pooled, position)"
-    if victims == own:
-        return (
-            f"Its victims are {lowest} in its own scores: its selection agrees with its "
-            "scores, so look at the scores."
-        )
-    if isinstance(victims, list) and sorted(victims, key=str) == sorted(own, key=str):
-        return (
-            f"Its victims are {lowest} in its own scores, but not in ascending order: "
-            f"{json_text(victims)}."
-        )
-    return (
-        f"Its selection is wrong: by its own scores {lowest} "
-        f"{'is' if state.excess == 1 else 'are'} {_show_positions(own)}, "
-        f"but it evicted {json_text(victims)}."
-    )
-
-
-def _lowest(count: int) -> str:
-    return "lowest candidate" if count == 1 else f"{count} lowest candidates"
-
-
-def _against_reference(
-    vector: Vector, call_index: int, positions: list[int], sums: list[float], pooled: list[float]
-) -> str:
-    reference = reference_scores(vector, call_index)
-    if reference is None:
-        return "The reference has no policy at this call, so there are no scores to compare."
-    if positions != reference.positions:
-        return "Its kept positions differ from the reference's, so scores are not compared."
-    for index, position in enumerate(positions):
-        for name, ours, theirs in (
-            ("sum", sums[index], reference.sums[index]),
-            ("pooled score", pooled[index], reference.pooled[index]),
-        ):
-            if ours != theirs:
-                return (
-                    f"The first score that differs from the reference's is the {name} of "
-                    f"position {position} (kept index {index}): adapter {exact(ours)}, "
-                    f"reference {exact(theirs)}."
-                )
-    return "Its scores equal the reference's at every kept position."
-
-
-def reference_scores(vector: Vector, call_index: int) -> Any:
-    """The reference's :class:`conformance.policy.Scores` just before ``call_index``."""
-    from conformance.adapter import Session
-
-    session = Session()
-    for index, call in enumerate(vector.calls[:call_index]):
-        session.handle({**call.request, "id": index})
-    return None if session.policy is None else session.policy.scores()
-
-
-def expected_state(vector: Vector, call_index: int) -> _Tracker:
-    """The state the vector's expectations imply just before ``call_index``."""
-    tracker = _Tracker()
-    for call in vector.calls[:call_index]:
-        if call.expected_error is not None:
-            continue
-        if call.op == "new":
-            tracker.new(call.request["params"])
-        elif call.op == "step":
-            tracker.step(call.request["pos"])
-        elif call.op == "evict":
-            tracker.evict(call.expected_victims or [])
-    return tracker
-
-
-def exact(value: float) -> str:
-    """A float written so that nothing is lost: shortest repr and the hex form."""
-    return f"{value!r} ({value.hex()})"
 
 
 # -- small helpers -----------------------------------------------------------------------------
@@ -474,14 +349,14 @@ def exact(value: float) -> str:
 
 def _victims_note(call: Call) -> str:
     expected = call.expected_victims
-    return "" if expected is None else f" (expected victims {_show_positions(expected)})"
+    return "" if expected is None else f" (expected victims {show_positions(expected)})"
 
 
 def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
     return {key: value for key, value in answer.items() if key != "id"}
 
 
-def _show_positions(positions: Sequence[int], limit: int = 16) -> str:
+def show_positions(positions: Sequence[int], limit: int = 16) -> str:
     if len(positions) <= limit:
         return "[" + ", ".join(str(p) for p in positions) + "]"
     head = ", ".join(str(p) for p in positions[: limit // 2])

@@ -27,7 +27,17 @@ from conformance.exceptions import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERM
 from conformance.outputs import guarded_stdout
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.commands.<name>``.
-COMMANDS: tuple[str, ...] = ("run", "validate", "generate", "adapter", "mutants", "fuzz", "matrix")
+COMMANDS: tuple[str, ...] = (
+    "run",
+    "validate",
+    "generate",
+    "adapter",
+    "mutants",
+    "fuzz",
+    "matrix",
+    "record",
+    "bench",
+)
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:

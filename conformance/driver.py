@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Self
 
 from conformance import pipes, protocol
+from conformance.exceptions import KitError
 from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer
 from conformance.text import json_text
 
@@ -52,7 +53,7 @@ MAX_WAIT_SLICE = 3600.0
 FAILURE_KINDS = ("crash", "timeout", "protocol")
 
 
-class AdapterStartError(Exception):
+class AdapterStartError(KitError):
     """The adapter could not be started or did not complete the protocol v1 handshake."""
 
     def __init__(self, message: str, stderr_tail: str = "") -> None:
@@ -561,6 +562,7 @@ class AdapterProcess(_Adapter):
         self._next_id = self._previous_first = self._current_first = 1
         self._sent = deque()
         # Fresh queues per process: threads of a killed process cannot leak into the next one.
+        assert proc.stdout is not None  # started with stdout=PIPE
         self._reader = pipes.LineReader(proc.stdout, self.max_line)
         self._writes = queue.SimpleQueue()
         self._stderr = pipes.StderrTail(STDERR_KEEP)

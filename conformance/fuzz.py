@@ -20,13 +20,15 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
+from conformance.adapter import PolicyFactory
+from conformance.policy import new_policy
 from conformance.scenarios import Scenario, play, replay
 from conformance.vectors import Vector, dumps_vector
 
@@ -169,10 +171,16 @@ class _Search:
     """The state of one fuzzing run, shared by the hypothesis test and :func:`fuzz`."""
 
     def __init__(
-        self, target: Target, max_examples: int, max_shrinks: int, progress: Progress | None
+        self,
+        target: Target,
+        max_examples: int,
+        max_shrinks: int,
+        progress: Progress | None,
+        reference: PolicyFactory = new_policy,
     ) -> None:
         self.target = target
         self.max_examples = max_examples
+        self.reference = reference
         self.max_shrinks = max_shrinks
         self.progress = progress
         self.run = 0
@@ -196,7 +204,7 @@ class _Search:
             return difference is not None
 
         scenario_calls: list[dict[str, Any]] = []
-        scenario = play(data.draw, observe)
+        scenario = play(cast(st.DrawFn, data.draw), observe, self.reference)
         if spent:
             # Stop only after drawing as usual: hypothesis takes a run that draws less than
             # an earlier run of the same choices for a flaky strategy.
@@ -231,6 +239,7 @@ def fuzz(
     seed: int = 0,
     max_shrinks: int = DEFAULT_MAX_SHRINKS,
     progress: Progress | None = None,
+    reference: PolicyFactory = new_policy,
 ) -> FuzzResult:
     """Fuzz ``target`` (an adapter already started) against the reference; shrink and return
     the first difference found.
@@ -239,8 +248,12 @@ def fuzz(
     ``max_shrinks`` more are run to shrink it, and the smallest failing one is kept. Raises
     :class:`AdapterLost` when the adapter cannot be restarted after a failure and
     :class:`NondeterministicAdapter` when a failing scenario passes on replay.
+
+    ``reference`` answers the scenarios instead of the reference policy: a catalogued mistake
+    the port is known to make (see :func:`accepting`), so that the next, different mistake is
+    found rather than the known one again.
     """
-    search = _Search(target, max_examples, max_shrinks, progress)
+    search = _Search(target, max_examples, max_shrinks, progress, reference)
 
     @settings(
         max_examples=max_examples,
@@ -265,11 +278,34 @@ def fuzz(
         raise NondeterministicAdapter(str(error)) from None
     result = search.result()
     if result.finding is not None:
-        result = FuzzResult(result.examples, _without_leading_new(result.finding, target))
+        finding = _without_leading_new(result.finding, target, reference)
+        result = FuzzResult(result.examples, finding)
     return result
 
 
-def _without_leading_new(finding: Finding, target: Target) -> Finding:
+def accepting(names: Sequence[str]) -> PolicyFactory:
+    """The policy with the catalogued mistakes ``names`` made at once, as a factory; raise
+    ValueError for an unknown name or mistakes that override the same step of the policy."""
+    from conformance import mutants
+    from conformance.policy import SnapKV
+    from conformance.triage import compose
+
+    try:
+        chosen = [mutants.lookup(name) for name in dict.fromkeys(names)]
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None
+    policy = compose([mutant.policy for mutant in chosen], SnapKV)
+    if policy is None:
+        raise ValueError(
+            f"the mistakes {', '.join(names)} change the same step of the policy, so they "
+            "cannot be accepted together"
+        )
+    return policy
+
+
+def _without_leading_new(
+    finding: Finding, target: Target, reference: PolicyFactory = new_policy
+) -> Finding:
     """Drop constructions that an accepted ``new`` right after them makes pointless.
 
     The first ``new`` is not an action hypothesis can delete, so a difference that needs other
@@ -279,7 +315,7 @@ def _without_leading_new(finding: Finding, target: Target) -> Finding:
         calls, expected = finding.scenario.calls, finding.scenario.expected
         if len(calls) < 2 or calls[1]["op"] != "new" or expected[1].get("ok") is not True:
             return finding
-        shorter = replay(calls[1:])
+        shorter = replay(calls[1:], reference)
         difference = differential(shorter, target)
         if difference is None:
             return finding

@@ -7,28 +7,42 @@ silently recorded expectation. Every generated vector is then validated exactly 
 ``snapkv-conformance validate`` would (schema, rules, replay), and written in the canonical
 form of :func:`conformance.vectors.dumps_vector`, so the same code writes the same bytes.
 
-Writing is all or nothing: the suite is built in a temporary directory beside the target, the
-non-vector files of the target (``README.md``, ``TAGS.md``) are carried over, and the two
-directories are swapped by renames; vector files no builder produces any more disappear.
+Writing changes only the vector files that differ, all or nothing as far as a write can fail
+(every new file is staged before any is put in place); vector files no builder produces any
+more disappear, and everything else in the target stays as it is (:func:`write_suite`).
+
+Recorded vectors (under :data:`RECORDED_DIRS`, written by ``snapkv-conformance record`` from a
+real model) are data, not generated: their weights differ in the last bits between BLAS builds,
+so ``generate`` neither compares, rewrites nor removes them; ``validate`` checks them like any
+other vector.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
-import shutil
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance import outputs
 from conformance.builders import Builder, DesignError, Draft, all_builders
+from conformance.exceptions import KitError
 from conformance.policy import new_policy
 from conformance.vectors import Call, Vector, dumps_vector
 
+#: Suite subdirectories of recorded vectors, which no builder makes.
+RECORDED_DIRS = ("real",)
 
-class GenerationError(Exception):
+
+def is_recorded(relative: str) -> bool:
+    """True for a suite path (``real/x.json``) or id (``real/x``) of a recorded vector."""
+    return relative.split("/", 1)[0] in RECORDED_DIRS
+
+
+class GenerationError(KitError):
     """A builder's draft that the reference does not bear out, or a broken suite."""
 
 
@@ -46,13 +60,13 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
                 raise GenerationError(f"{where}: attention given as a function, but no policy")
             try:
                 request["attn"] = request["attn"]([int(p) for p in session.policy.kept])
-            except DesignError as error:
-                raise GenerationError(f"{where}: {error}") from None
+            except DesignError as fault:
+                raise GenerationError(f"{where}: {fault}") from None
         response = session.handle({**request, "id": index})
-        error = response.get("error") or {}
+        refusal = response.get("error") or {}
         if planned.refuse is not None:
-            if response["ok"] or error["kind"] != planned.refuse:
-                answer = "accepts it" if response["ok"] else f"refuses it with {error['kind']}"
+            if response["ok"] or refusal["kind"] != planned.refuse:
+                answer = "accepts it" if response["ok"] else f"refuses it with {refusal['kind']}"
                 raise GenerationError(
                     f"{where}: meant to be refused with {planned.refuse}, but the reference "
                     f"{answer}"
@@ -61,7 +75,7 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
         elif not response["ok"]:
             raise GenerationError(
                 f"{where}: meant to succeed, but the reference refuses it with "
-                f"{error['kind']}: {error['message']}"
+                f"{refusal['kind']}: {refusal['message']}"
             )
         else:
             expect = {"victims": response["victims"]} if request["op"] == "evict" else None
@@ -102,6 +116,11 @@ def build_suite(
     for entry in all_builders() if builders is None else builders:
         for draft in entry.drafts():
             _check_draft(draft)
+            if is_recorded(draft.id):
+                raise GenerationError(
+                    f"builder {entry.name}: id {draft.id!r} is in a directory of recorded "
+                    f"vectors ({', '.join(RECORDED_DIRS)})"
+                )
             if draft.id in owners:
                 raise GenerationError(
                     f"builder {entry.name}: id {draft.id!r} is also made by {owners[draft.id]}"
@@ -153,13 +172,16 @@ class SuiteDiff:
 
 
 def existing_vector_files(directory: Path) -> dict[str, bytes]:
-    """The ``*.json`` files under ``directory`` as ``{relative posix path: bytes}``."""
+    """The generated ``*.json`` files under ``directory`` as ``{relative posix path: bytes}``.
+
+    Recorded vectors are left out: they are not the generator's to compare.
+    """
     if not directory.is_dir():
         return {}
     return {
-        path.relative_to(directory).as_posix(): path.read_bytes()
+        relative: path.read_bytes()
         for path in sorted(directory.rglob("*.json"))
-        if path.is_file()
+        if path.is_file() and not is_recorded(relative := path.relative_to(directory).as_posix())
     }
 
 
@@ -176,51 +198,59 @@ def diff_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
 
 
 def write_suite(directory: str | Path, files: Mapping[str, str]) -> SuiteDiff:
-    """Replace the vector files under ``directory`` with ``files``, all at once.
+    """Make the vector files under ``directory`` hold ``files``, changing nothing else.
 
-    Non-``*.json`` files already in ``directory`` are kept. Returns what changed.
+    Only the vector files (``*.json``) that differ are touched: a new or changed one is
+    written (a regular file replaced with its mode and owner kept, a symlink's target
+    rewritten, a file with several hard links rewritten in place so the links stay), a stale
+    one removed. Recorded vectors, directories (empty or not, with their modes), other files,
+    FIFOs and dangling symlinks stay as they are; missing directories are created.
+
+    All or nothing as far as a write can fail: every new file is staged beside the file it
+    replaces before any is renamed in, and on a failure the stagings and any directories
+    created for them are removed. Returns what changed.
     """
     target = Path(directory).resolve()
     change = diff_suite(target, files)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.new-", dir=target.parent))
+    created: list[Path] = []
+    plan: list[tuple[Path, Path | None, bytes]] = []  # (file, its staging or None, bytes)
     try:
-        for relative, text in files.items():
-            path = staging / relative
-            path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_bytes(text.encode("utf-8"))
-        if target.is_dir():
-            _carry_over(target, staging)
-            os.chmod(staging, target.stat().st_mode & 0o7777)
-        else:
-            os.chmod(staging, 0o755)
-        _swap(staging, target)
+        for relative in [*change.added, *change.changed]:
+            path = target / relative
+            real = Path(os.path.realpath(path)) if path.is_symlink() else path
+            created += _make_parents(real.parent)
+            data = files[relative].encode("utf-8")
+            info = os.stat(real) if real.exists() else None
+            if info is not None and info.st_nlink > 1:
+                plan.append((real, None, data))
+            else:
+                plan.append((real, outputs.stage(real, data, info), data))
     except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
+        for _, staging, _ in plan:
+            if staging is not None:
+                staging.unlink(missing_ok=True)
+        for made in reversed(created):
+            with contextlib.suppress(OSError):
+                made.rmdir()
         raise
+    for real, staging, data in plan:
+        if staging is None:
+            with open(real, "r+b") as stream:  # keep the inode: its other links see the change
+                stream.write(data)
+                stream.truncate()
+        else:
+            os.replace(staging, real)
+    for relative in change.removed:
+        (target / relative).unlink()
     return change
 
 
-def _carry_over(source: Path, destination: Path) -> None:
-    """Copy every file of ``source`` that is not a vector (``*.json``) into ``destination``."""
-    for path in sorted(source.rglob("*")):
-        if path.is_file() and path.suffix != ".json":
-            copy = destination / path.relative_to(source)
-            copy.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(path, copy)
-
-
-def _swap(staging: Path, target: Path) -> None:
-    """Put ``staging`` in the place of ``target`` by renames; the old tree is then removed."""
-    if not target.exists():
-        os.rename(staging, target)
-        return
-    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
-    os.rmdir(retired)
-    os.rename(target, retired)
-    try:
-        os.rename(staging, target)
-    except BaseException:
-        os.rename(retired, target)
-        raise
-    shutil.rmtree(retired, ignore_errors=True)
+def _make_parents(directory: Path) -> list[Path]:
+    """Create ``directory`` and its missing ancestors; return those created, outermost first."""
+    missing = []
+    while not directory.exists():
+        missing.append(directory)
+        directory = directory.parent
+    for path in reversed(missing):
+        path.mkdir()
+    return list(reversed(missing))

@@ -22,6 +22,8 @@ from pathlib import Path
 from conformance import __version__
 from conformance.checker import VectorResult
 from conformance.driver import Handshake
+from conformance.text import escape
+from conformance.triage import Triage
 from conformance.vectors import Vector
 
 #: The cell of a port that never ran the vector (its adapter did not start).
@@ -61,6 +63,7 @@ class Column:
     handshake: Handshake | None = None
     start_error: str | None = None
     results: dict[str, VectorResult] = field(default_factory=dict)
+    triage: Triage | None = None
 
     def verdict(self, vector_id: str) -> str:
         result = self.results.get(vector_id)
@@ -121,6 +124,10 @@ def run_matrix(
         else:
             column.handshake = run.handshake
             column.results = {result.vector_id: result for result in run.results}
+            if not run.ok:
+                from conformance.triage import triage
+
+                column.triage = triage(list(vectors), run.results)
         columns.append(column)
     return Matrix(list(vectors), columns)
 
@@ -136,7 +143,8 @@ def summary_lines(matrix: Matrix) -> list[str]:
             if column.start_error
             else (f"{name} ({language}) {version}")
         )
-        lines.append(f"{column.port.name}: {column.passed()}/{total} passed - {what}")
+        line = f"{column.port.name}: {column.passed()}/{total} passed - {what}"
+        lines.append(escape(line, one_line=True))
     return lines
 
 
@@ -144,8 +152,9 @@ def summary_lines(matrix: Matrix) -> list[str]:
 
 
 def _md(text: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes escaped."""
-    return " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    """Text safe inside a Markdown table cell: one line, pipes and control characters escaped."""
+    flat = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
+    return escape(flat, one_line=True)
 
 
 def _md_row(cells: Sequence[str]) -> str:
@@ -178,6 +187,12 @@ def to_markdown(matrix: Matrix) -> str:
             verdict = column.verdict(vector.id)
             cells.append(verdict if verdict == "pass" else f"**{verdict}**")
         lines.append(_md_row([f"`{_md(vector.id)}`", *cells]))
+    triaged = [column for column in matrix.columns if column.triage is not None]
+    if triaged:
+        lines += ["", "## Triage", ""]
+        for column in triaged:
+            assert column.triage is not None
+            lines.append(f"- **{_md(column.port.name)}**: {_md(column.triage.headline())}")
     failures = _failures(matrix)
     if failures:
         lines += ["", "## Failures", ""]
@@ -218,9 +233,14 @@ def _cell_class(verdict: str) -> str:
     return "not-run" if verdict == NOT_RUN else "fail"
 
 
+def _html(text: str) -> str:
+    """Text for HTML: control characters and lone surrogates escaped, then markup."""
+    return html.escape(escape(str(text)))
+
+
 def to_html(matrix: Matrix) -> str:
     """The matrix as one self-contained HTML page (inline CSS, every text escaped)."""
-    e = html.escape
+    e = _html
     total = len(matrix.vectors)
     out = [
         "<!DOCTYPE html>",
@@ -262,6 +282,13 @@ def to_html(matrix: Matrix) -> str:
             row.append(f'<td class="{_cell_class(verdict)}"{attr}>{e(verdict)}</td>')
         out.append("".join(row) + "</tr>")
     out += ["</tbody>", "</table>"]
+    triaged = [column for column in matrix.columns if column.triage is not None]
+    if triaged:
+        out += ["<h2>Triage</h2>", "<ul>"]
+        for column in triaged:
+            assert column.triage is not None
+            out.append(f"<li><b>{e(column.port.name)}</b>: {e(column.triage.headline())}</li>")
+        out.append("</ul>")
     failures = _failures(matrix)
     if failures:
         out += ["<h2>Failures</h2>", "<ul>"]

@@ -4,14 +4,18 @@ One rule for every file the kit writes to a path the user named: a regular file,
 that does not exist yet, is replaced whole or not at all (the bytes go to a temporary file
 beside it, which is then renamed over it), so a full disk leaves the previous file intact. Any
 other kind of path is written *through*, never replaced: a symlink updates the file it points
-at and stays a symlink; a device (``/dev/null``, ``/dev/stdout``), a FIFO or a socket gets the
-bytes as a stream. A directory is an error.
+at and stays a symlink; a device (``/dev/null``), a FIFO or a socket gets the bytes as a
+stream. A path under ``/dev`` or ``/proc`` is always written through; one that names an open
+descriptor of the kit (``/dev/stdout``, ``/dev/fd/3``) is written to that descriptor, so
+``--junit /dev/stdout > out.txt`` puts the XML in ``out.txt`` in its place among the printed
+lines. A directory is an error.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import re
 import secrets
 import stat
 import sys
@@ -59,7 +63,7 @@ def _write(named: Path, data: bytes) -> None:
         info = None
     if info is not None and stat.S_ISDIR(info.st_mode):
         raise OutputError(named, "is a directory")
-    if info is not None and not stat.S_ISREG(info.st_mode):
+    if info is not None and (not stat.S_ISREG(info.st_mode) or _is_system_path(named)):
         _write_through(named, data)
         return
     # A regular file or nothing yet: replace whatever the path finally names (a symlink's
@@ -68,18 +72,55 @@ def _write(named: Path, data: bytes) -> None:
     _replace(target, data, info)
 
 
+def _is_system_path(named: Path) -> bool:
+    """``/dev/...`` or ``/proc/...``: names of open files (``/dev/stdout``, ``/dev/fd/3``),
+    never files of the user's to replace."""
+    absolute = Path(os.path.abspath(named))
+    return absolute.parts[1:2] in (("dev",), ("proc",))
+
+
+_STANDARD = {"/dev/stdin": 0, "/dev/stdout": 1, "/dev/stderr": 2}
+_DESCRIPTOR = re.compile(r"/(?:dev/fd|proc/self/fd)/([0-9]+)")
+
+
 def _write_through(named: Path, data: bytes) -> None:
-    """A device, FIFO or socket: open it for writing as it is (no create, no truncate)."""
-    descriptor = os.open(named, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
-    with os.fdopen(descriptor, "wb") as stream:
+    """Write ``data`` to ``named`` as it is (no create, no truncate, no rename)."""
+    absolute = os.path.abspath(named)
+    match = _DESCRIPTOR.fullmatch(absolute)
+    descriptor = _STANDARD.get(absolute, int(match.group(1)) if match else None)
+    if descriptor is not None:  # one of ours: share its offset rather than open it anew
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(OSError, ValueError, AttributeError):
+                stream.flush()
+        view = memoryview(data)
+        while view:
+            view = view[os.write(descriptor, view) :]
+        return
+    opened = os.open(named, os.O_WRONLY | os.O_NOCTTY | os.O_CLOEXEC)
+    with os.fdopen(opened, "wb") as stream:
         stream.write(data)
 
 
 def _replace(target: Path, data: bytes, info: os.stat_result | None) -> None:
     target.parent.mkdir(parents=True, exist_ok=True)
+    staging = stage(target, data, info)
+    try:
+        os.replace(staging, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise
+
+
+def stage(target: Path, data: bytes, info: os.stat_result | None) -> Path:
+    """Write ``data`` to a new temporary file beside ``target`` and return its path, ready to
+    be renamed over ``target``; nothing is left behind on failure.
+
+    ``info`` is ``target``'s stat (None for a new file): the staged file gets its mode and,
+    where permitted, its owner; a new file gets 0o666 less the umask, as any program
+    creating it would.
+    """
     staging = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
-    # 0o666 less the umask for a new file, as any program creating it would; the old mode
-    # (and, where permitted, owner) for a replaced one.
     mode = 0o666 if info is None else stat.S_IMODE(info.st_mode)
     descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:
@@ -92,11 +133,11 @@ def _replace(target: Path, data: bytes, info: os.stat_result | None) -> None:
                     with contextlib.suppress(OSError):
                         os.fchown(stream.fileno(), info.st_uid, info.st_gid)
             os.fsync(stream.fileno())
-        os.replace(staging, target)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(staging)
         raise
+    return staging
 
 
 class GuardedStream:

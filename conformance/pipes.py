@@ -42,7 +42,7 @@ class Splitter:
     def feed(self, chunk: bytes) -> tuple[list[bytes], bytes | None]:
         """The lines ``chunk`` completes, and the start of an over-long line if one appeared
         (after which the stream must not be read further)."""
-        complete = []
+        complete: list[bytes] = []
         start = 0
         while (end := chunk.find(b"\n", start)) >= 0:
             line = chunk[start : end + 1]

@@ -1,30 +1,44 @@
-"""The reference SnapKV policy: the single source of truth for what SnapKV evicts.
+"""The reference SnapKV policy: SPEC.md §2 transcribed into plain Python, step by step.
 
-Everything here follows SPEC.md §2. The implementation is numpy, vectorised across kept
-positions and sequential across ring slots, because the summation order is part of the
-contract: ``sums[i]`` is ``history[i][0] + history[i][1] + ...`` accumulated left to right in
-float64 from ``+0.0``. ``np.sum`` over the ring axis would use pairwise summation and change
-bits, so it is never used for sums.
+This module is normative: when a port and this code disagree on a call, this code is what the
+kit expects. It is written to be read in one sitting. Weights are float32 values held as
+Python floats (every float32 is exactly a float64); sums are float64 additions written as a
+loop over slots 0 upward starting from ``+0.0``; nothing here uses numpy, so no library
+decides an order of addition.
 
-The class is split into small overridable steps (:meth:`SnapKV.window_sums`,
-:meth:`SnapKV.pool`, :meth:`SnapKV.select`, ...) so that the mutant catalogue can express each
-porting mistake as a one-method override of the reference.
+Read :class:`SnapKV` top to bottom: ``step`` and ``evict`` are each a few calls to named steps,
+and every step is one rule of the spec. The mutant catalogue (``conformance.mutants``) writes
+each porting mistake as a subclass overriding one of those steps, so their names and
+signatures are an interface: they are listed in the class docstring and do not change.
+
+Two things go beyond a literal transcription, both so that parameters up to ``2^31 - 1`` cost
+nothing and no legal vector is slow, neither changing a single bit:
+
+- A :class:`Ring` holds only the slots written since its position was admitted (the rest are
+  zeros, which add nothing) and remembers its partial sum, so an evict re-adds no slot it
+  already summed unless that slot was rewritten since.
+- Pooling is a sliding-window maximum over a monotonic deque, linear in the kept count for
+  any ``poolKernel``; a maximum only compares, so any correct way to find it is exact.
+
+``conformance.policy_fast`` is a numpy implementation of the same policy for long traces; it is
+checked bit for bit against this one. Get either through :func:`new_policy`.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Mapping
+import heapq
+import struct
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
-
-import numpy as np
+from typing import Any, Protocol
 
 from conformance.protocol import ERROR_KINDS
 from conformance.text import json_text
 
 INT31_MAX = 2**31 - 1
-FLOAT32_MAX = float(np.finfo(np.float32).max)
+#: The largest finite float32, as a float64.
+FLOAT32_MAX = struct.unpack("<f", b"\xff\xff\x7f\x7f")[0]
 
 PARAM_NAMES = ("budget", "recentWindow", "obsWindow", "poolKernel")
 DEFAULT_PARAMS: dict[str, int] = {
@@ -54,6 +68,9 @@ def is_json_integer(value: Any) -> bool:
     return type(value) is int
 
 
+# -- §2.1 parameters ------------------------------------------------------------------------
+
+
 @dataclass(frozen=True)
 class Params:
     """Validated construction parameters (SPEC.md §2.1)."""
@@ -74,7 +91,7 @@ class Params:
         if isinstance(raw, Params):
             raw = raw.as_dict()
         if not isinstance(raw, Mapping):
-            raise PolicyError("invalid-params", f"params must be an object, got {raw!r}")
+            raise PolicyError("invalid-params", f"params must be an object, got {json_text(raw)}")
         missing = [name for name in PARAM_NAMES if name not in raw]
         if missing:
             raise PolicyError("invalid-params", f"params is missing {', '.join(missing)}")
@@ -108,13 +125,7 @@ class Params:
         return {name: getattr(self, name) for name in PARAM_NAMES}
 
 
-@dataclass(frozen=True)
-class Scores:
-    """What an ``evict`` now would rank by: kept positions with their sums and pooled scores."""
-
-    positions: list[int]
-    sums: list[float]
-    pooled: list[float]
+# -- §2.3 what a step accepts -----------------------------------------------------------------
 
 
 def parse_position(pos: Any, last_admitted: int | None) -> int:
@@ -131,10 +142,20 @@ def parse_position(pos: Any, last_admitted: int | None) -> int:
     return pos
 
 
-_NUMBER_TYPES = frozenset((float, int))  # exactly; bool is not a JSON number
+def float32_literal(value: float) -> float:
+    """The nearest float32 of ``value`` (ties to even), as a float64; infinity past the range.
+
+    ``struct``'s ``'f'`` is the C cast from double to float, which rounds to nearest; it
+    refuses (OverflowError) exactly the finite values whose float32 would be infinite.
+    """
+    try:
+        narrowed: float = struct.unpack("<f", struct.pack("<f", float(value)))[0]
+    except OverflowError:  # beyond the float32 range, or an integer beyond float64
+        return float("inf") if value > 0 else float("-inf")
+    return narrowed
 
 
-def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
+def narrow_attention(attn: Any, kept: int) -> list[float] | None:
     """Validate a step's ``attn`` and narrow it to float32; raise ``invalid-attention``.
 
     Each weight is a JSON number read as the nearest float64 and then rounded to the nearest
@@ -151,281 +172,315 @@ def narrow_attention(attn: Any, kept: int) -> np.ndarray | None:
             "invalid-attention",
             f"attn has {len(attn)} weight(s) but {kept} position(s) are kept",
         )
-    # Count exact types in C (list.count compares by identity first); the per-element loop
-    # only runs to name the offender. numpy alone would not do: it reads True as 1.0 and
-    # "0.5" as 0.5.
-    types = list(map(type, attn))
-    floats = types.count(float)
-    if floats != kept and floats + types.count(int) != kept:
-        index, weight = next((i, w) for i, w in enumerate(attn) if type(w) not in _NUMBER_TYPES)
+    types = list(map(type, attn))  # exact types: a bool is not a number, though an int
+    if types.count(float) + types.count(int) != kept:
+        index = next(i for i, kind in enumerate(types) if kind is not float and kind is not int)
         raise PolicyError(
-            "invalid-attention", f"attn[{index}] is not a number: {json_text(weight)}"
+            "invalid-attention", f"attn[{index}] is not a number: {json_text(attn[index])}"
         )
     try:
-        # fromiter reads each number as float() does (nearest float64), faster than np.array.
-        wide = np.fromiter(attn, dtype=np.float64, count=len(attn))
-    except OverflowError:  # an integer literal beyond float64, hence beyond float32
-        index = next(i for i, w in enumerate(attn) if type(w) is int and abs(w) > FLOAT32_MAX)
-        raise PolicyError(
-            "invalid-attention", f"attn[{index}] is beyond the float32 range: {attn[index]}"
-        ) from None
-    with np.errstate(over="ignore"):
-        narrow = wide.astype(np.float32)
-    # NaN fails both comparisons; -0.0 passes the first (it counts as zero).
-    accepted = (narrow >= 0) & (narrow <= FLOAT32_MAX)
-    if not accepted.all():
-        index = int(np.argmin(accepted))
-        if narrow[index] < 0:
-            reason = "is negative"
-        elif math.isnan(narrow[index]):
-            reason = "is not a number"
-        else:
-            reason = "is beyond the float32 range"
-        raise PolicyError("invalid-attention", f"attn[{index}] {reason}: {json_text(attn[index])}")
-    return narrow
+        # One pack of the whole list: each weight becomes a float64 (an integer literal is
+        # read as its nearest float64), then a float32, exactly as float32_literal does.
+        weights = list(struct.unpack(f"<{kept}f", struct.pack(f"<{kept}f", *attn)))
+    except (OverflowError, struct.error):  # struct.error: an integer beyond float64
+        weights = [float32_literal(weight) for weight in attn]
+    for index, weight in enumerate(weights):
+        if not 0.0 <= weight <= FLOAT32_MAX:  # NaN fails too; -0.0 passes (it counts as zero)
+            if weight < 0:
+                reason = "is negative"
+            elif weight != weight:
+                reason = "is not a number"
+            else:
+                reason = "is beyond the float32 range"
+            raise PolicyError(
+                "invalid-attention", f"attn[{index}] {reason}: {json_text(attn[index])}"
+            )
+    return weights
+
+
+def check_weight_literal(value: Any) -> bool:
+    """True when ``value`` is exactly a float32, as SPEC.md §2.6 requires of the weights of
+    calls that must succeed: a JSON number whose value narrowing to float32 does not change."""
+    if type(value) is not int and type(value) is not float:
+        return False
+    if type(value) is int and abs(value) > FLOAT32_MAX:
+        return False
+    narrowed = float32_literal(value)
+    return narrowed == value and abs(narrowed) <= FLOAT32_MAX
+
+
+# -- §2.2 state: one history ring per kept position -------------------------------------------
+
+
+class Ring:
+    """One kept position's history: the float32 weight it received at each ring slot.
+
+    ``values[s]`` is the weight in slot ``s``. The list only reaches the highest slot written
+    since the position was admitted; every slot past its end holds zero (SPEC.md §2.1 lets a
+    ring grow as it is written). Write through :meth:`write`, read sums through :meth:`total`.
+    """
+
+    __slots__ = ("_partial", "_summed", "values")
+
+    def __init__(self) -> None:
+        self.values: list[float] = []
+        # _partial is the slot-order sum of values[:_summed]; see total().
+        self._summed = 0
+        self._partial = 0.0
+
+    def write(self, slot: int, weight: float) -> None:
+        """Store ``weight`` in ``slot``."""
+        values = self.values
+        if slot < len(values):
+            values[slot] = weight
+            if slot < self._summed:  # a summed slot changed: the next total starts over
+                self._summed, self._partial = 0, 0.0
+            return
+        if self._summed == len(values):
+            self._summed = slot  # the zeros padded in below add nothing (see total)
+        values.extend([0.0] * (slot - len(values)))
+        values.append(weight)
+
+    def total(self) -> float:
+        """The float64 sum of the ring in slot index order, from ``+0.0`` (SPEC.md §2.4).
+
+        Exactness of the shortcuts: the total starts at ``+0.0``, and a float64 addition
+        rounded to nearest gives ``-0.0`` only when both terms are ``-0.0``, so the total is
+        never ``-0.0``; adding a zero of either sign to a float64 that is not ``-0.0``
+        returns it unchanged. Hence the unwritten slots past
+        the end of ``values`` (and zeros padded in before a write) can be skipped. The slots
+        summed by an earlier call are a prefix of the ring that has not been rewritten since
+        (:meth:`write` forgets the partial sum when one is), so continuing from the partial
+        sum performs the same additions in the same order as summing afresh.
+        """
+        total = self._partial
+        values = self.values
+        for slot in range(self._summed, len(values)):
+            total += values[slot]
+        self._summed, self._partial = len(values), total
+        return total
+
+    def copy(self) -> Ring:
+        twin = Ring()
+        twin.values = list(self.values)
+        twin._summed, twin._partial = self._summed, self._partial
+        return twin
+
+
+# -- §2.4 pooling ----------------------------------------------------------------------------
+
+
+def sliding_max(values: Sequence[float], radius: int) -> list[float]:
+    """``out[i] = max(values[j])`` over ``j`` in ``[i - radius, i + radius]`` clamped to the
+    list, in time linear in ``len(values)`` whatever the radius.
+
+    ``window`` holds the indices of the current window whose values are each greater than
+    every value after them in the window, so its front is the window's maximum.
+    """
+    count = len(values)
+    radius = min(radius, count - 1)  # a wider window clamps to the same entries
+    if radius <= 0:
+        return list(values)
+    out: list[float] = []
+    window: deque[int] = deque()
+    for right in range(count + radius):
+        if right < count:
+            while window and values[window[-1]] <= values[right]:
+                window.pop()
+            window.append(right)
+        centre = right - radius  # the window of entry ``centre`` ends at ``right``
+        if centre >= 0:
+            while window[0] < centre - radius:
+                window.popleft()
+            out.append(values[window[0]])
+    return out
+
+
+@dataclass(frozen=True)
+class Scores:
+    """What an ``evict`` now would rank by: kept positions with their sums and pooled scores."""
+
+    positions: list[int]
+    sums: list[float]
+    pooled: list[float]
 
 
 class SnapKV:
-    """The reference decode-time SnapKV policy.
+    """The reference decode-time SnapKV policy (SPEC.md §2).
 
-    State: ``kept`` positions ascending, a float32 history ring of ``obsWindow`` values per kept
-    position, and one shared ring cursor ``slot``. The ring's columns are allocated lazily (a
-    column that was never written holds zeros, which add nothing to a sum that starts from
-    ``+0.0``), so parameters up to ``2^31 - 1`` cost only the memory the run actually uses.
+    Public state, all plain Python:
+
+    - ``params``: the validated :class:`Params`; ``seed``: the construction seed (unused).
+    - ``kept``: the kept positions, ascending (a list of int).
+    - ``rings``: one :class:`Ring` per kept position, ``rings[i]`` for ``kept[i]``.
+    - ``slot``: the ring cursor shared by every ring, starting at 0.
+    - ``last_admitted``: the highest position ever admitted (evicted or not), or None.
+
+    ``step(pos, attn)`` runs these steps, in this order:
+
+    1. ``check_position(pos) -> int``: §2.3 rule 1 (``invalid-position``).
+    2. ``check_attention(attn) -> list[float] | None``: §2.3 rule 2 (``invalid-attention``),
+       the weights narrowed to float32. A refusal in 1 or 2 has changed nothing.
+    3. ``write(weights)``: a non-null step writes ``weights[i]`` in ``rings[i]`` at ``slot``
+       and advances ``slot`` (a null step skips this).
+    4. ``admit(position)``: append the position with an empty (all-zero) ring.
+
+    ``evict()`` runs these, all from one scoring of the state before the call:
+
+    1. ``excess() -> int``: ``k = max(0, len(kept) - budget)``; nothing more when 0.
+    2. ``window_sums() -> list[float]``: each ring's float64 sum in slot order.
+    3. ``pool(sums) -> list[float]``: the max over kept entries ``[i - r, i + r]``.
+    4. ``candidate_count() -> int``: how many of the lowest kept entries may be evicted.
+    5. ``select(pooled, k) -> list[int]``: the kept *indices* of the victims, in rank order.
+    6. ``order_victims(indices) -> list[int]``: the victims' positions as returned (ascending).
+    7. ``remove(indices)``: drop those entries and their rings; ``slot`` does not move.
+
+    ``scores()`` (§2.5) reports steps 2 and 3 without changing anything. ``parse_params(raw)``
+    is the construction step. Subclasses override steps; they change state only through
+    steps (and the public fields above), never through anything underscored.
     """
 
     def __init__(self, params: Mapping[str, Any] | Params, seed: int = 0) -> None:
         self.params = self.parse_params(params)
-        # The seed feeds the registry's Rng, which SnapKV never uses (SPEC.md §2.1).
-        self.seed = seed
-        self._positions = np.zeros(16, dtype=np.int64)
-        self._history = np.zeros((16, 1), dtype=np.float32)
-        self._count = 0
-        self._last_admitted: int | None = None
+        self.seed = seed  # SnapKV never draws from the registry's random generator (§2.1)
+        self.kept: list[int] = []
+        self.rings: list[Ring] = []
         self.slot = 0
+        self.last_admitted: int | None = None
 
-    # -- state views -----------------------------------------------------------------------
-
-    @property
-    def kept(self) -> np.ndarray:
-        """The kept positions, ascending (a read-only view)."""
-        view = self._positions[: self._count]
-        view.flags.writeable = False
-        return view
-
-    @property
-    def history(self) -> np.ndarray:
-        """The ``(len(kept), obsWindow)`` float32 history rings (a copy, zero-filled).
-
-        This materialises every column, so it is for inspecting small rings: with a huge
-        ``obsWindow`` it refuses rather than allocate gigabytes of zeros.
-        """
-        if self._count * self.params.obsWindow > 2**26:
-            raise MemoryError(
-                f"history view of {self._count} x {self.params.obsWindow} floats is too large; "
-                "inspect rings through scores() instead"
-            )
-        full = np.zeros((self._count, self.params.obsWindow), dtype=np.float32)
-        width = min(self._history.shape[1], self.params.obsWindow)
-        full[:, :width] = self._history[: self._count, :width]
-        return full
-
-    @property
-    def last_admitted(self) -> int | None:
-        """The highest position ever admitted (evicted or not), or None before the first."""
-        return self._last_admitted
-
-    # -- the two calls ---------------------------------------------------------------------
+    # -- the calls ----------------------------------------------------------------------------
 
     def step(self, pos: Any, attn: Any) -> None:
-        """Record one decode step's attention over the kept positions, then admit ``pos``.
-
-        Refusals (``invalid-position`` before ``invalid-attention``) change nothing.
-        """
+        """Record one decode step's attention over the kept positions, then admit ``pos``."""
         position = self.check_position(pos)
         weights = self.check_attention(attn)
         if weights is not None:
-            self.record(weights)
+            self.write(weights)
         self.admit(position)
 
     def evict(self) -> list[int]:
         """Evict ``max(0, len(kept) - budget)`` positions and return them ascending."""
-        excess = self._count - self.params.budget
-        if excess <= 0:
+        count = self.excess()
+        if count <= 0:
             return []
         pooled = self.pool(self.window_sums())
-        victims = self.select(pooled, excess)
-        # Read the victims' positions before compacting: compaction moves survivors down
-        # into the victims' indices.
+        victims = self.select(pooled, count)
         evicted = self.order_victims(victims)
-        keep = np.ones(self._count, dtype=bool)
-        keep[victims] = False
-        self._compact(keep)
+        self.remove(victims)
         return evicted
 
     def scores(self) -> Scores:
         """The sums and pooled scores that an ``evict`` now would rank by."""
         sums = self.window_sums()
-        pooled = self.pool(sums)
-        return Scores(
-            positions=[int(p) for p in self._positions[: self._count]],
-            sums=[float(s) for s in sums],
-            pooled=[float(p) for p in pooled],
-        )
+        return Scores(positions=list(self.kept), sums=list(sums), pooled=self.pool(sums))
 
-    # -- the overridable steps ---------------------------------------------------------------
+    # -- the steps ----------------------------------------------------------------------------
 
     def parse_params(self, raw: Mapping[str, Any] | Params) -> Params:
-        """Validate the construction parameters (raises ``invalid-params``)."""
         return Params.parse(raw)
 
     def check_position(self, pos: Any) -> int:
-        """Validate a step's position (raises ``invalid-position``)."""
-        return parse_position(pos, self._last_admitted)
+        return parse_position(pos, self.last_admitted)
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
-        """Validate and narrow a step's attention (raises ``invalid-attention``)."""
-        return narrow_attention(attn, self._count)
+    def check_attention(self, attn: Any) -> list[float] | None:
+        return narrow_attention(attn, len(self.kept))
 
-    def record(self, weights: np.ndarray) -> None:
-        """Write one observed step into the ring at ``slot``, then advance the cursor."""
-        self._ensure_width(self.slot + 1)
-        self._history[: self._count, self.slot] = weights
+    def write(self, weights: Sequence[float]) -> None:
+        for ring, weight in zip(self.rings, weights, strict=True):
+            ring.write(self.slot, weight)
         self.slot = (self.slot + 1) % self.params.obsWindow
 
     def admit(self, position: int) -> None:
-        """Append ``position`` with an all-zero history."""
-        if self._count == len(self._positions):
-            self._grow_rows(2 * self._count)
-        self._positions[self._count] = position
-        self._history[self._count, :] = 0.0
-        self._count += 1
-        self._last_admitted = position
+        self.kept.append(position)
+        self.rings.append(Ring())  # a new position's history is all zeros, never a reused one
+        self.last_admitted = position
 
-    def window_sums(self) -> np.ndarray:
-        """float64 sums of each ring in slot index order 0 upward, from ``+0.0``.
+    def excess(self) -> int:
+        return max(0, len(self.kept) - self.params.budget)
 
-        One elementwise addition per slot, in slot order, into an accumulator that starts at
-        ``+0.0``. The slots are first copied (widened to float64, which is exact) into one
-        contiguous row per slot, so each addition reads memory in order.
-        """
-        width = min(self._history.shape[1], self.params.obsWindow)
-        slots = np.ascontiguousarray(self._history[: self._count, :width].T, dtype=np.float64)
-        sums = np.zeros(self._count, dtype=np.float64)
-        for column in slots:
-            sums += column
-        return sums
+    def window_sums(self) -> list[float]:
+        return [ring.total() for ring in self.rings]
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
-        """Max over kept entries ``[i - r, i + r]`` clamped to the list, ``r = (k - 1) / 2``."""
-        radius = min((self.params.poolKernel - 1) // 2, max(len(sums) - 1, 0))
-        pooled = sums.copy()
-        for offset in range(1, radius + 1):
-            np.maximum(pooled[:-offset], sums[offset:], out=pooled[:-offset])
-            np.maximum(pooled[offset:], sums[:-offset], out=pooled[offset:])
-        return pooled
+    def pool(self, sums: Sequence[float]) -> list[float]:
+        return sliding_max(sums, (self.params.poolKernel - 1) // 2)
 
     def candidate_count(self) -> int:
-        """How many kept entries may be evicted: all but the ``recentWindow`` highest."""
-        return max(self._count - self.params.recentWindow, 0)
+        return max(0, len(self.kept) - self.params.recentWindow)
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        """Indices of the ``count`` candidates with the smallest ``(pooled, position)``, in
-        that rank order (lowest first).
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
+        # kept ascends with the index, so (pooled, index) orders as (pooled, position) does.
+        candidates = range(self.candidate_count())
+        return heapq.nsmallest(count, candidates, key=lambda index: (pooled[index], index))
 
-        Kept positions ascend with the index, so ``(pooled, index)`` orders like
-        ``(pooled, position)``. Rather than sort every candidate, this finds the ``count``-th
-        smallest pooled score ``t`` (a partition, linear time), takes every candidate below
-        ``t`` and then the lowest-indexed candidates equal to ``t``, and sorts only those.
-        """
-        scores = pooled[: self.candidate_count()]
-        if count <= 0 or scores.size == 0:
-            return np.zeros(0, dtype=np.intp)
-        if count == 1:  # the common case: argmin returns the first (lowest) index of the min
-            return np.array([np.argmin(scores)], dtype=np.intp)
-        count = min(count, scores.size)
-        threshold = np.partition(scores, count - 1)[count - 1]
-        below = np.flatnonzero(scores < threshold)
-        tied = np.flatnonzero(scores == threshold)[: count - below.size]
-        chosen = np.concatenate((below, tied))
-        return chosen[np.lexsort((chosen, scores[chosen]))]
+    def order_victims(self, victims: Sequence[int]) -> list[int]:
+        return sorted(self.kept[index] for index in victims)
 
-    def order_victims(self, victims: np.ndarray) -> list[int]:
-        """The evicted positions in ascending order (victims are kept-list indices)."""
-        if len(victims) == 1:
-            return [int(self._positions[victims[0]])]
-        return [int(p) for p in np.sort(self._positions[victims])]
-
-    # -- storage -----------------------------------------------------------------------------
-
-    def _ensure_width(self, width: int) -> None:
-        if width > self._history.shape[1]:
-            new_width = min(max(width, 2 * self._history.shape[1]), self.params.obsWindow)
-            grown = np.zeros((self._history.shape[0], new_width), dtype=np.float32)
-            grown[:, : self._history.shape[1]] = self._history
-            self._history = grown
-
-    def _grow_rows(self, rows: int) -> None:
-        positions = np.zeros(rows, dtype=np.int64)
-        positions[: self._count] = self._positions[: self._count]
-        history = np.zeros((rows, self._history.shape[1]), dtype=np.float32)
-        history[: self._count] = self._history[: self._count]
-        self._positions, self._history = positions, history
-
-    def _compact(self, keep: np.ndarray) -> None:
-        """Drop the entries whose ``keep`` is False; the rest keep their order.
-
-        (Mutants that keep extra per-row arrays override this hook to compact them alike.)
-        """
-        gone = np.flatnonzero(~keep)
-        if gone.size == 1:  # the common case: slide the entries above it down by one
-            index, end = int(gone[0]), self._count
-            self._positions[index : end - 1] = self._positions[index + 1 : end]
-            self._history[index : end - 1] = self._history[index + 1 : end]
-            self._count -= 1
-            return
-        survivors = int(keep.sum())
-        self._positions[:survivors] = self._positions[: self._count][keep]
-        self._history[:survivors] = self._history[: self._count][keep]
-        self._count = survivors
+    def remove(self, victims: Iterable[int]) -> None:
+        gone = set(victims)
+        self.kept = [pos for index, pos in enumerate(self.kept) if index not in gone]
+        self.rings = [ring for index, ring in enumerate(self.rings) if index not in gone]
 
 
-def check_weight_literal(value: Any) -> bool:
-    """True when ``value`` is exactly a float32 written as DESIGN §2 requires of vectors.
-
-    That is a JSON float whose float64 value is exactly representable as float32 (narrowing
-    loses nothing), or an integer that is.
-    """
-    if type(value) is int:
-        return abs(value) <= FLOAT32_MAX and float(np.float32(value)) == value
-    if type(value) is not float or not math.isfinite(value):
-        return False
-    with np.errstate(over="ignore"):
-        return float(np.float32(value)) == value
+# -- one way in -------------------------------------------------------------------------------
 
 
-def float32_literal(value: float) -> float:
-    """The float64 equal to the nearest float32 of ``value``: what vectors and the wire carry."""
-    return float(np.float32(value))
+class Policy(Protocol):
+    """What the kit needs of a policy: the calls, and the state a session reports."""
+
+    @property
+    def params(self) -> Params: ...
+
+    @property
+    def kept(self) -> Sequence[int]: ...
+
+    @property
+    def last_admitted(self) -> int | None: ...
+
+    def step(self, pos: Any, attn: Any) -> None: ...
+
+    def evict(self) -> list[int]: ...
+
+    def scores(self) -> Scores: ...
 
 
-def new_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> SnapKV:
-    """Construct the reference policy (the default policy factory)."""
+#: What makes a policy from ``params`` and ``seed``: a class or a function such as new_policy.
+PolicyFactory = Callable[[Mapping[str, Any], int], Policy]
+
+
+def new_policy(params: Mapping[str, Any] | Params, seed: int = 0, *, fast: bool = False) -> Policy:
+    """The reference policy for ``params``: :class:`SnapKV`, or with ``fast`` the numpy
+    implementation of ``conformance.policy_fast``, which gives the same answers bit for bit
+    and is quicker on long traces with large budgets (the reference adapter uses it)."""
+    if fast:
+        from conformance.policy_fast import FastSnapKV
+
+        return FastSnapKV(params, seed)
     return SnapKV(params, seed)
+
+
+def fast_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> Policy:
+    """:func:`new_policy` with ``fast=True``, as a two-argument factory."""
+    return new_policy(params, seed, fast=True)
 
 
 __all__ = [
     "DEFAULT_PARAMS",
     "ERROR_KINDS",
+    "FLOAT32_MAX",
     "INT31_MAX",
     "PARAM_NAMES",
     "Params",
+    "Policy",
     "PolicyError",
+    "PolicyFactory",
+    "Ring",
     "Scores",
     "SnapKV",
     "check_weight_literal",
+    "fast_policy",
     "float32_literal",
     "narrow_attention",
     "new_policy",
     "parse_position",
+    "sliding_max",
 ]

@@ -88,11 +88,14 @@ def decode(
     *,
     duplicates: Duplicates = "last",
     parse_float: Any = None,
+    max_depth: int = MAX_DEPTH,
 ) -> Any:
     """Parse one strict JSON text (see the module docstring); raise :class:`DecodeError`.
 
     Bytes are decoded as UTF-8 here: ``json.loads`` would guess UTF-16 or UTF-32 from the first
     bytes. ``parse_float`` replaces ``float`` for float literals (the validator keeps their text).
+    ``max_depth`` lowers the nesting limit for a text that will sit inside another (a vector
+    file's call line sits two levels down).
     """
     if isinstance(data, bytes | bytearray | memoryview):
         try:
@@ -118,14 +121,16 @@ def decode(
     except ValueError as error:  # json.JSONDecodeError, or an integer over Python's digit limit
         raise DecodeError(str(error)) from None
     # Fewer brackets than the limit cannot nest deeper than it: the common case costs two scans.
-    if text.count("[") + text.count("{") > MAX_DEPTH and _depth(value) > MAX_DEPTH:
+    if text.count("[") + text.count("{") > max_depth and _depth(value) > max_depth:
         raise DecodeError(f"nested more than {MAX_DEPTH} levels deep")
     return value
 
 
-def decode_strict_file(text: str, *, parse_float: Any = None) -> Any:
+def decode_strict_file(
+    text: bytes | str, *, parse_float: Any = None, max_depth: int = MAX_DEPTH
+) -> Any:
     """A vector file's JSON: :func:`decode` with repeated member names refused."""
-    return decode(text, duplicates="refuse", parse_float=parse_float)
+    return decode(text, duplicates="refuse", parse_float=parse_float, max_depth=max_depth)
 
 
 def _depth(value: Any) -> int:
@@ -473,7 +478,7 @@ def validate_message(direction: Direction, message: Any, op: str | None = None) 
     any v1 answer. The schemas are closed and constrain values too, so a message can break them
     and still be answered (a request with a value the policy refuses, say).
     """
-    from conformance.validation import (
+    from conformance.schemas import (
         REQUEST_SCHEMA,
         RESPONSE_SCHEMA,
         json_pointer,

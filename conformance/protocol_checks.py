@@ -718,7 +718,7 @@ def _refuse_constant(name: str) -> Any:
 def check_problems(data: Any, path: str | Path | None) -> list[str]:
     """Schema problems, then the rules the schema cannot state: the id matches the path, the
     expectations are the reference's answers."""
-    from conformance.validation import schema_problems
+    from conformance.schemas import schema_problems
 
     problems = [
         f"{error.pointer or '/'}: {error.reason}"

@@ -82,6 +82,7 @@ class SnapKVSession:
         self._runner: VectorRunner | None = None
         self._start_error: str | None = None
         self.warnings: list[str] = []
+        self.results: list[tuple[Vector, VectorResult]] = []
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         where = ", ".join(self.paths) or "the committed suite"
@@ -104,7 +105,10 @@ class SnapKVSession:
                 raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
             report.result.append(
                 VectorSuite.from_parent(
-                    collector, name=COLLECTOR, nodeid=COLLECTOR, vectors=vectors
+                    collector,
+                    name=COLLECTOR,
+                    nodeid=_collector_nodeid(collector.config),
+                    vectors=vectors,
                 )
             )
         return report
@@ -119,12 +123,14 @@ class SnapKVSession:
         if self._runner is None:
             self._runner = VectorRunner(AdapterProcess(self.argv, self.timeout))
         try:
-            return self._runner.run(vector)
+            result = self._runner.run(vector)
         except (AdapterStartError, OSError) as error:
             # Every later item fails the same way at once rather than retrying a broken start.
             self._start_error = f"the adapter {self.command} cannot start: {error}"
             self._runner = None
             raise AdapterNotStarted(self._start_error) from None
+        self.results.append((vector, result))
+        return result
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self._runner is not None:
@@ -134,6 +140,30 @@ class SnapKVSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for warning in self.warnings:
             terminalreporter.write_line(f"snapkv: warning: {warning}")
+        # Under pytest-xdist the vectors run in the workers, and this (controller) process
+        # has no answers to triage.
+        if any(not result.passed for _, result in self.results):
+            from conformance.triage import triage
+
+            vectors = [vector for vector, _ in self.results]
+            found = triage(vectors, [result for _, result in self.results])
+            terminalreporter.section("snapkv triage")
+            for line in found.lines():
+                terminalreporter.write_line(line)
+
+
+def _collector_nodeid(config: pytest.Config) -> str:
+    """The collector's node id, so that pytest shows the items as ``snapkv::<id>``.
+
+    pytest reads a node id's first part as a path below the rootdir and shows it relative to
+    the invocation directory: a bare ``snapkv`` would read ``../snapkv::...`` when pytest runs
+    in a subdirectory. So the collector sits in the invocation directory.
+    """
+    try:
+        here = config.invocation_params.dir.relative_to(config.rootpath)
+    except ValueError:  # invoked outside the rootdir: nothing better to show
+        return COLLECTOR
+    return (here / COLLECTOR).as_posix()
 
 
 class AdapterNotStarted(Exception):

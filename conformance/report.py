@@ -27,6 +27,7 @@ from conformance.checker import PROCESS_VERDICTS, VERDICTS, VectorResult
 from conformance.outputs import write_output
 from conformance.runner import RunResult
 from conformance.text import escape, json_document, json_text
+from conformance.triage import is_generated
 
 REPORT_FORMAT = "snapkv-report/1"
 
@@ -58,16 +59,45 @@ def terminal_width(stream: IO[str]) -> int:
     return max(columns, 20) - 1
 
 
-class ProgressLine:
-    """A one-line progress display on a terminal (rewritten in place); silent elsewhere."""
+class StatusLine:
+    """One line of status on a terminal, rewritten in place; silent when ``stream`` (stderr by
+    default) is not a terminal. The one progress display of every subcommand."""
 
-    def __init__(self, stream: IO[str] | None = None, interval: float = 0.05) -> None:
+    def __init__(self, stream: IO[str] | None = None) -> None:
         self.stream = stream if stream is not None else sys.stderr
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)())
+        self._shown = False
+
+    def show(self, text: str) -> None:
+        """Replace the line with ``text`` (escaped, cut to the terminal's width)."""
+        if not self.enabled:
+            return
+        width = terminal_width(self.stream)
+        self._write("\r" + escape(text, one_line=True)[:width].ljust(width))
+        self._shown = True
+
+    def finish(self) -> None:
+        """Erase the line so that what follows starts on a clean line."""
+        if self._shown:
+            self._write("\r" + " " * terminal_width(self.stream) + "\r")
+            self._shown = False
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except (OSError, ValueError):  # a terminal that went away: nothing left to show
+            self.enabled = False
+
+
+class ProgressLine(StatusLine):
+    """``run``'s progress: vectors done, passed and failed, and the last vector's id."""
+
+    def __init__(self, stream: IO[str] | None = None, interval: float = 0.05) -> None:
+        super().__init__(stream)
         self.interval = interval
         self._failed: dict[str, bool] = {}
         self._last = 0.0
-        self._shown = False
 
     def __call__(self, result: VectorResult, done: int, total: int) -> None:
         self._failed[result.vector_id] = result.fails_run
@@ -78,22 +108,7 @@ class ProgressLine:
             return
         self._last = now
         failed = sum(self._failed.values())
-        text = (
-            f"[{done}/{total}] {done - failed} passed, {failed} failed  "
-            f"{escape(result.vector_id, one_line=True)}"
-        )
-        width = terminal_width(self.stream)
-        self.stream.write("\r" + text[:width].ljust(width))
-        self.stream.flush()
-        self._shown = True
-
-    def finish(self) -> None:
-        """Erase the progress line so the summary starts on a clean line."""
-        if self._shown:
-            width = terminal_width(self.stream)
-            self.stream.write("\r" + " " * width + "\r")
-            self.stream.flush()
-            self._shown = False
+        self.show(f"[{done}/{total}] {done - failed} passed, {failed} failed  {result.vector_id}")
 
 
 def format_result(result: VectorResult) -> str:
@@ -111,6 +126,8 @@ def format_result(result: VectorResult) -> str:
         lines.append(f"    diagnosis: {escape(result.diagnosis)}")
     if result.catches:
         lines.append(f"    this vector catches: {escape(result.catches)}")
+    if result.elsewhere:
+        lines.append(f"    {escape(result.elsewhere)}")
     if result.stderr_tail:
         lines.append("    adapter stderr (last lines):")
         lines.extend(f"      | {escape(line)}" for line in result.stderr_tail.splitlines())
@@ -123,7 +140,11 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
     The last line is exactly ``N passed, M failed``.
     """
     context = context or RunContext()
-    lines = [format_result(r) for r in run.results if r.fails_run]
+    # Designed vectors first: a random or workload vector fails for many reasons at once.
+    failing = sorted(
+        (r for r in run.results if r.fails_run), key=lambda r: is_generated(r.vector_id)
+    )
+    lines = [format_result(r) for r in failing]
     known = [r for r in run.results if r.known_failure and not r.passed]
     lines.extend(format_result(r).splitlines()[0] for r in known)
     if run.triage is not None:
@@ -254,6 +275,8 @@ def junit_xml(run: RunResult, context: RunContext | None = None) -> bytes:
             ET.SubElement(properties, "property", {"name": key, "value": _xml_text(value)})
     for case, _ in cases:
         suite.append(case)
+    if run.triage is not None:
+        ET.SubElement(suite, "system-out").text = _xml_text("\n".join(run.triage.lines()))
     ET.indent(root)
     return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
 
@@ -278,6 +301,8 @@ def _properties(run: RunResult, context: RunContext) -> list[tuple[str, str]]:
         pairs.append(("shard", f"{run.shard[0]}/{run.shard[1]}"))
     if context.known_failures_file is not None:
         pairs.append(("known_failures", context.known_failures_file))
+    if run.triage is not None:
+        pairs.append(("triage", run.triage.headline()))
     return pairs
 
 

@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from conformance import checker
+from conformance import checker, diagnosis
 from conformance.checker import VectorResult
 from conformance.driver import (
     Adapter,
@@ -434,7 +434,7 @@ class _Worker:
         if not result.passed:
             if not result.stderr_tail:
                 result.stderr_tail = self.adapter.stderr_tail()
-            if result.verdict in (checker.WRONG_VICTIMS, checker.BROKEN_INVARIANT):
+            if diagnosis.wants_diagnosis(result):
                 self._to_diagnose.append((index, result))
         self._previous = (index, result)
         return result
@@ -487,22 +487,22 @@ class _Worker:
     def _diagnose(self, vector: Vector, result: VectorResult) -> None:
         """Attach the scores diagnosis to a wrong evict, when the adapter can give one."""
         if "scores" not in self.capabilities:
-            result.diagnosis = (
-                "no scores diagnosis: the adapter does not announce the scores capability"
-            )
+            found = diagnosis.without_scores(vector, result)
+            result.diagnosis, result.divergence = str(found), found.kind
             return
         assert result.call_index is not None
         if self._ready(fresh=needs_fresh_session(vector)) is not None:
             result.diagnosis = "no scores diagnosis: the adapter could not be restarted"
             return
-        requests = checker.diagnosis_requests(vector, result.call_index)
+        requests = diagnosis.diagnosis_requests(vector, result.call_index)
         try:
             answers = self.adapter.exchange(requests)
         except AdapterFailure as failure:
             self._broken = True
             result.diagnosis = f"no scores diagnosis: the replay failed: {failure.detail}"
             return
-        result.diagnosis = checker.diagnose(vector, result.call_index, answers, result.actual)
+        found = diagnosis.diagnose(vector, result.call_index, answers, result.actual)
+        result.diagnosis, result.divergence = str(found), found.kind
 
     def close(self) -> None:
         if self._broken:

@@ -23,7 +23,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.adapter import Session
+from conformance.adapter import PolicyFactory, Session
 from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, float32_literal, new_policy
 
 #: Weights chosen for what they do to a sum or a comparison; every one is an exact float32.
@@ -282,14 +282,17 @@ MIN_ROUNDS, MAX_ROUNDS = 2, 12
 Observer = Callable[[Sequence[dict[str, Any]], Sequence[dict[str, Any]]], bool]
 
 
-def play(draw: st.DrawFn, observe: Observer | None = None) -> Scenario:
+def play(
+    draw: st.DrawFn, observe: Observer | None = None, reference: PolicyFactory = new_policy
+) -> Scenario:
     """Draw a scenario round by round: a valid ``new``, then 2 to 12 rounds of actions.
 
     Each round is materialised against the reference at once and shown to ``observe``, which
     may stop the scenario. The fuzzer stops at the first round whose answers differ, so nothing
     after a difference is ever drawn and hypothesis has no trailing calls to shrink away.
+    ``reference`` answers the calls (a catalogued mistake, to fuzz past a known difference).
     """
-    session = Materialiser()
+    session = Materialiser(reference)
     if draw(_OPENING) == "duel":
         duel, params = draw(_DUEL), dict(draw(DUEL_PARAMS))
         # The run leaves the duellists and its own positions kept; this budget makes the evict
@@ -329,8 +332,8 @@ _SCENARIOS = _scenario()
 class Materialiser:
     """Turns actions into requests against a reference session, answering each as it goes."""
 
-    def __init__(self) -> None:
-        self.session = Session(new_policy)
+    def __init__(self, reference: PolicyFactory = new_policy) -> None:
+        self.session = Session(reference)
         self.calls: list[dict[str, Any]] = []
         self.expected: list[dict[str, Any]] = []
 
@@ -373,10 +376,17 @@ class Materialiser:
         return Scenario(tuple(self.calls), tuple(self.expected))
 
 
-def replay(calls: Sequence[dict[str, Any]]) -> Scenario:
+def replay(calls: Sequence[dict[str, Any]], reference: PolicyFactory = new_policy) -> Scenario:
     """The scenario of ``calls`` (requests without ``id``) with a fresh reference's answers."""
-    session = Session(new_policy)
-    return Scenario(tuple(calls), tuple(_answer(session, call) for call in calls))
+    from conformance.replay import replay as answers
+
+    expected = [_without_id(answer) for answer in answers(calls, reference)]
+    return Scenario(tuple(calls), tuple(expected))
+
+
+def _without_id(response: dict[str, Any]) -> dict[str, Any]:
+    del response["id"]
+    return response
 
 
 def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
@@ -403,8 +413,8 @@ def _request(action: Action, kept: int, last: int | None) -> dict[str, Any]:
         params_, seed = _new_arguments(action)
         return {"op": "new", "params": params_, "seed": seed}
     if isinstance(action, Step):
-        attn = None if action.weights is None else _cycle(action.weights, kept)
-        return {"op": "step", "pos": _next_position(action.gap, last), "attn": attn}
+        weights = None if action.weights is None else _cycle(action.weights, kept)
+        return {"op": "step", "pos": _next_position(action.gap, last), "attn": weights}
     pos: Any = _next_position(0, last)
     attn: Any = _cycle(action.weights, kept)
     pick = action.choice

@@ -19,6 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.exceptions import KitError
 from conformance.protocol import ERROR_KINDS
 from conformance.vectors import Vector
 
@@ -63,7 +64,7 @@ def shard_vectors(vectors: Sequence[Vector], shard: tuple[int, int] | None) -> l
     return [v for v in vectors if v.id in chosen]
 
 
-class KnownFailuresError(ValueError):
+class KnownFailuresError(KitError, ValueError):
     """A known-failures file that cannot be read or holds a line that is not an id."""
 
 

@@ -38,8 +38,11 @@ MALFORMED: Outcome = ("malformed",)
 #: How many single mistakes may enter combinations (the best-ranked first), and how many pairs
 #: may be extended to triples: enough for every combination the catalogue has produced so far,
 #: few enough that the triage stays within seconds.
-COMBINE_SINGLES = 10
-EXTEND_PAIRS = 6
+COMBINE_SINGLES = 8
+EXTEND_PAIRS = 3
+#: At most this many pairs, and then triples, are replayed, the most promising first (those
+#: whose parts reproduce the first failures of the most failing vectors between them).
+MAX_ATTEMPTS = 8
 SHOWN = 5
 
 #: The groups of first divergence, in the order a porter should look at them.
@@ -353,9 +356,13 @@ class _Scored:
     names: tuple[str, ...]
     policy: type
     explained: list[str]
-    first: int
+    firsts: frozenset[str]  # failing vectors answered as the port did up to its first failure
     indices: tuple[int, ...]
     agrees: int = -1
+
+    @property
+    def first(self) -> int:
+        return len(self.firsts)
 
 
 def triage(
@@ -393,28 +400,34 @@ def triage(
             failing.append((vector, answers, first))
     failing = _designed_first(failing)
 
-    def on_failing(policy: type) -> tuple[list[str], int]:
-        explained, first = [], 0
+    def on_failing(policy: type) -> tuple[list[str], frozenset[str]]:
+        explained, firsts = [], set()
         for vector, answers, first_failure in failing:
             where = divergence(policy, vector, answers)
             if where is None:
                 explained.append(vector.id)
-                first += 1
-            elif where > first_failure:
-                first += 1
-        return explained, first
+            if where is None or where > first_failure:
+                firsts.add(vector.id)
+        return explained, frozenset(firsts)
 
-    def on_passing(scored: _Scored) -> None:
-        if scored.agrees < 0:
-            scored.agrees = sum(
-                divergence(scored.policy, vector, target) is None for vector, target in passing
-            )
+    def on_passing(scored: _Scored, need: int = 0) -> bool:
+        """Count the passing vectors ``scored`` agrees on; False (and stop early) once it
+        cannot reach ``need`` agreements."""
+        if scored.agrees >= 0:
+            return scored.agrees >= need
+        agrees = 0
+        for done, (vector, target) in enumerate(passing):
+            if agrees + len(passing) - done < need:
+                return False
+            agrees += divergence(scored.policy, vector, target) is None
+        scored.agrees = agrees
+        return agrees >= need
 
     singles: list[_Scored] = []
     for index, mistake in enumerate(candidates):
-        explained, first = on_failing(mistake.policy)
-        if first:
-            singles.append(_Scored((mistake.name,), mistake.policy, explained, first, (index,)))
+        explained, firsts = on_failing(mistake.policy)
+        if firsts:
+            singles.append(_Scored((mistake.name,), mistake.policy, explained, firsts, (index,)))
     for scored in singles:
         on_passing(scored)
     ranked = sorted(singles, key=_rank_key)
@@ -461,60 +474,91 @@ def _combinations(
     ranked: list[_Scored],
     candidates: Sequence[Mistake],
     base: type,
-    on_failing: Callable[[type], tuple[list[str], int]],
-    on_passing: Callable[[_Scored], None],
+    on_failing: Callable[[type], tuple[list[str], frozenset[str]]],
+    on_passing: Callable[[_Scored, int], bool],
 ) -> tuple[list[_Scored], int]:
     """Pairs, then triples, of the best single mistakes, kept when they explain more failing
-    vectors than each of their parts."""
+    vectors than each of their parts.
+
+    Only mistakes that each reproduce the first failure of a vector the others do not are
+    combined (a part that adds nothing cannot be needed), and a combination's passing vectors
+    are replayed only when it could still rank first: a passing vector that one part fails, the
+    combination is taken to fail too.
+    """
     pool = sorted(ranked[:COMBINE_SINGLES], key=lambda item: item.indices)
     tried = 0
     found: list[_Scored] = []
+    best_total = max((len(item.explained) + item.agrees for item in ranked), default=0)
 
     def attempt(parts: Sequence[_Scored]) -> _Scored | None:
-        nonlocal tried
+        nonlocal tried, best_total
         policy = compose([part.policy for part in parts], base)
         if policy is None:
             return None
         tried += 1
-        explained, first = on_failing(policy)
+        explained, firsts = on_failing(policy)
         best = max(len(part.explained) for part in parts)
         if len(explained) <= best:
+            return None
+        if len(explained) + min(part.agrees for part in parts) < best_total:
             return None
         scored = _Scored(
             tuple(name for part in parts for name in part.names),
             policy,
             explained,
-            first,
+            firsts,
             tuple(index for part in parts for index in part.indices),
         )
-        on_passing(scored)
+        if not on_passing(scored, best_total - len(explained)):
+            return None
+        best_total = max(best_total, len(explained) + scored.agrees)
         return scored
 
+    def adds(part: _Scored, others: frozenset[str]) -> bool:
+        return not part.firsts <= others
+
+    def promise(parts: Sequence[_Scored]) -> tuple[int, tuple[int, ...]]:
+        return (-len(frozenset().union(*(part.firsts for part in parts))), _indices(parts))
+
+    def complete() -> bool:
+        return best_total == len(failing_ids) + passing_count
+
+    failing_ids = frozenset().union(*(item.firsts for item in ranked))
+    passing_count = max((item.agrees for item in ranked), default=0)
+    candidates_pairs = [
+        (a, b)
+        for a, b in itertools.combinations(pool, 2)
+        if adds(a, b.firsts) and adds(b, a.firsts)
+    ]
     pairs = []
-    for a, b in itertools.combinations(pool, 2):
-        scored = attempt((a, b))
+    for parts in sorted(candidates_pairs, key=promise)[:MAX_ATTEMPTS]:
+        if complete():
+            break
+        scored = attempt(parts)
         if scored is not None:
             pairs.append(scored)
     found.extend(pairs)
-    seen: set[tuple[int, ...]] = set()
+    triples: dict[tuple[int, ...], list[_Scored]] = {}
     for pair in sorted(pairs, key=_rank_key)[:EXTEND_PAIRS]:
+        members = [s for s in pool if s.indices[0] in pair.indices]
         for single in pool:
-            if single.indices[0] in pair.indices:
-                continue
             key = tuple(sorted((*pair.indices, single.indices[0])))
-            if key in seen:
+            if single in members or key in triples or not adds(single, pair.firsts):
                 continue
-            seen.add(key)
-            parts = sorted(
-                [*(s for s in pool if s.indices[0] in pair.indices), single],
-                key=lambda s: s.indices,
-            )
-            scored = attempt(parts)
-            if scored is not None and len(scored.explained) > len(pair.explained):
-                found.append(scored)
+            triples[key] = sorted([*members, single], key=lambda s: s.indices)
+    for triple in sorted(triples.values(), key=promise)[:MAX_ATTEMPTS]:
+        if complete():
+            break
+        scored = attempt(triple)
+        if scored is not None:
+            found.append(scored)
     # one entry per set of mistakes (a triple may be reached from several pairs)
     unique = {item.indices: item for item in found}
     return list(unique.values()), tried
+
+
+def _indices(parts: Sequence[_Scored]) -> tuple[int, ...]:
+    return tuple(index for part in parts for index in part.indices)
 
 
 # -- grouping failures by first divergence ---------------------------------------------------

@@ -18,22 +18,34 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
-from functools import cache
 from pathlib import Path
 from typing import Any
 
 from conformance.policy import FLOAT32_MAX, check_weight_literal, float32_literal, new_policy
 from conformance.protocol import decode_strict_file
-from conformance.vectors import Vector, VectorError, iter_vector_files
+from conformance.schemas import (  # noqa: F401  # re-exported: validation's public names
+    REQUEST_SCHEMA,
+    RESPONSE_SCHEMA,
+    VECTOR_SCHEMA,
+    json_pointer,
+    load_schemas,
+    schema_problems,
+    schema_validator,
+)
+from conformance.vectors import (
+    Document,
+    IdRegistry,
+    Vector,
+    VectorError,
+    iter_vector_files,
+    parse_document,
+    read_document,
+)
 
 PolicyFactory = Callable[[Mapping[str, Any], int], Any]
-
-VECTOR_SCHEMA = "vector.schema.json"
-REQUEST_SCHEMA = "protocol/request.schema.json"
-RESPONSE_SCHEMA = "protocol/response.schema.json"
 
 
 # -- JSON reading ---------------------------------------------------------------------------
@@ -56,73 +68,6 @@ def parse_json(text: str, *, keep_literals: bool = False) -> Any:
     With ``keep_literals`` every float is a :class:`FloatLiteral` carrying its source text.
     """
     return decode_strict_file(text, parse_float=FloatLiteral if keep_literals else None)
-
-
-# -- schemas --------------------------------------------------------------------------------
-
-
-@cache
-def _validator_class() -> Any:
-    from jsonschema import Draft202012Validator, validators
-
-    # JSON Schema counts 4.0 as an integer; SPEC.md §4.3 does not (ports may read it either way).
-    checker = Draft202012Validator.TYPE_CHECKER.redefine(
-        "integer", lambda _checker, instance: type(instance) is int
-    )
-    return validators.extend(Draft202012Validator, type_checker=checker)
-
-
-def load_schemas(directory: str | Path | None = None) -> dict[str, dict[str, Any]]:
-    """Every ``*.json`` schema under ``schema/``, keyed by its path relative to the directory."""
-    from conformance.resources import schema_dir
-
-    root = Path(directory) if directory is not None else schema_dir()
-    return {
-        path.relative_to(root).as_posix(): json.loads(path.read_text(encoding="utf-8"))
-        for path in sorted(root.rglob("*.json"))
-    }
-
-
-@cache
-def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
-    """A draft 2020-12 validator (strict integers) for ``schema/<name>``, refs resolved.
-
-    ``<file>#<def>`` selects one definition: for a request schema ``#/$defs/<def>``; for the
-    response schema the answer to op ``<def>``, that is its success shape or a refusal.
-    """
-    from referencing import Registry, Resource
-
-    schemas = load_schemas()
-    registry = Registry().with_resources(
-        (schema["$id"], Resource.from_contents(schema))
-        for schema in schemas.values()
-        if isinstance(schema, dict) and "$id" in schema
-    )
-    file, _, definition = name.partition("#")
-    schema = schemas[file]
-    if definition:
-        ref: dict[str, Any] = {"$ref": f"{schema['$id']}#/$defs/{definition}"}
-        if file == RESPONSE_SCHEMA:
-            ref = {
-                "if": {"required": ["ok"], "properties": {"ok": {"const": False}}},
-                "then": {"$ref": f"{schema['$id']}#/$defs/refusal"},
-                "else": ref,
-            }
-        schema = {"$schema": schema["$schema"], **ref}
-    return _validator_class()(schema, registry=registry)
-
-
-def json_pointer(parts: Iterable[Any]) -> str:
-    """The RFC 6901 pointer for a path of keys and indices."""
-    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
-
-
-def schema_problems(data: Any, path: str | Path | None, name: str = VECTOR_SCHEMA) -> list:
-    """Every schema violation, as :class:`VectorError`, ordered by pointer."""
-    errors = sorted(
-        schema_validator(name).iter_errors(data), key=lambda e: [str(p) for p in e.absolute_path]
-    )
-    return [VectorError(path, json_pointer(e.absolute_path), e.message) for e in errors]
 
 
 # -- rules beyond the schema ------------------------------------------------------------------
@@ -182,10 +127,21 @@ def path_matches_id(path: str | Path, vector_id: str) -> bool:
     return text == wanted or text.endswith("/" + wanted)
 
 
-def rule_problems(data: dict[str, Any], path: str | Path | None, tags: Mapping[str, Any]) -> list:
+def rule_problems(
+    data: dict[str, Any],
+    path: str | Path | None,
+    tags: Mapping[str, Any],
+    *,
+    lines: Sequence[bytes] | None = None,
+    literal: Callable[[], Any] | None = None,
+) -> list:
     """The rules of SPEC.md §4.3 beyond the schema (``data`` must be schema-valid).
 
-    ``data`` should be read with ``keep_literals`` so that the weights' text can be judged.
+    The weights' text is judged from the calls' ``lines`` when known: a call whose weights are
+    float32 values written exactly as ``repr`` writes them passes in bulk. Any other call's
+    weights are judged one by one from their literals: the call's line read again keeping
+    them, else ``literal()`` (the whole file read so), else ``data`` itself (read with
+    ``keep_literals``).
     """
     problems = []
 
@@ -223,13 +179,47 @@ def rule_problems(data: dict[str, Any], path: str | Path | None, tags: Mapping[s
                 "an integral value written with a fraction or exponent; write it as an integer "
                 "(ports may read 4.0 either way, SPEC.md §2.1)",
             )
+    literal_data: list[Any] = []
     for index, call in enumerate(calls):
-        if call["op"] == "step" and "expect" not in call and isinstance(call["attn"], list):
-            for position, weight in enumerate(call["attn"]):
-                reason = weight_problem(weight)
-                if reason:
-                    problem(f"/calls/{index}/attn/{position}", reason)
+        if call["op"] != "step" or "expect" in call or not isinstance(call["attn"], list):
+            continue
+        line = lines[index] if lines is not None else None
+        if _exact_in_bulk(call["attn"], line):
+            continue
+        if line is not None:
+            weights = decode_strict_file(line, parse_float=FloatLiteral)["attn"]
+        elif literal is not None:
+            if not literal_data:
+                literal_data.append(literal())
+            weights = literal_data[0]["calls"][index]["attn"]
+        else:
+            weights = call["attn"]
+        for position, weight in enumerate(weights):
+            reason = weight_problem(weight)
+            if reason:
+                problem(f"/calls/{index}/attn/{position}", reason)
     return problems
+
+
+def _exact_in_bulk(weights: list[Any], line: bytes | None) -> bool:
+    """True when every weight is a float that is exactly a float32 and ``line`` writes the list
+    as ``repr`` writes each (the shortest round-trip form): the weights need no closer look.
+
+    The list's text is the tail of the line (``"attn":[...]}``); equal to the ``repr`` join, it
+    holds only numbers and commas, so it is this call's top-level ``attn``."""
+    if line is None or not weights or not line.endswith(b"]}"):
+        return False
+    if set(map(type, weights)) != {float}:
+        return False
+    start = line.rfind(b'"attn":[')
+    if start < 0 or line[start + 8 : -2] != ",".join(map(repr, weights)).encode():
+        return False
+    import numpy as np
+
+    values = np.array(weights, dtype=np.float64)
+    with np.errstate(over="ignore"):
+        narrowed = values.astype(np.float32).astype(np.float64)
+    return bool(np.array_equal(narrowed, values))
 
 
 # -- replay on the reference ------------------------------------------------------------------
@@ -243,12 +233,11 @@ def replay_problems(
     The session keeps going after a mismatch: the policy's state does not depend on what the
     vector expected, so later calls are still judged fairly.
     """
-    from conformance.adapter import Session
+    from conformance.replay import replay
 
-    session = Session(factory)
     problems = []
-    for index, call in enumerate(vector.calls):
-        response = session.handle({**call.request, "id": index})
+    responses = replay([call.request for call in vector.calls], factory)
+    for index, (call, response) in enumerate(zip(vector.calls, responses, strict=True)):
         reason = _mismatch(call.op, call.expect, response)
         if reason:
             pointer = f"/calls/{index}" + ("/expect" if call.expect is not None else "")
@@ -280,36 +269,15 @@ def _mismatch(op: str, expect: Mapping[str, Any] | None, response: Mapping[str, 
 
 
 def check_document(
-    text: str,
+    text: str | bytes,
     path: str | Path | None = None,
     *,
     tags: Mapping[str, Any] | None = None,
     factory: PolicyFactory = new_policy,
 ) -> tuple[Vector | None, list[VectorError]]:
     """Judge one vector file's text; return the vector (None if unusable) and every problem."""
-    from conformance.tags import load_vocabulary
-
-    try:
-        literal = parse_json(text, keep_literals=True)
-        plain = parse_json(text)
-    except ValueError as error:
-        return None, [VectorError(path, "", f"not valid JSON: {error}")]
-    from conformance import protocol_checks
-
-    if protocol_checks.is_check_document(plain):
-        found = protocol_checks.check_problems(plain, path)
-        return None, [VectorError(path, "", problem) for problem in found]
-    problems = schema_problems(plain, path)
-    if problems:
-        return None, problems
-    problems = rule_problems(literal, path, load_vocabulary() if tags is None else tags)
-    vector = Vector.from_json(plain, path)
-    replayed = vector
-    if vector.calls[0].expected_error is not None:
-        # Calls after a refused new are already a problem; replaying them would only add a
-        # no-policy complaint for each.
-        replayed = dataclasses.replace(vector, calls=vector.calls[:1])
-    return vector, problems + replay_problems(replayed, path, factory)
+    raw = text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")
+    return judge_document(parse_document(raw, path), tags=tags, factory=factory)
 
 
 def check_file(
@@ -319,11 +287,45 @@ def check_file(
     factory: PolicyFactory = new_policy,
 ) -> tuple[Vector | None, list[VectorError]]:
     """Judge one vector file (see :func:`check_document`)."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        return None, [VectorError(path, "", f"cannot read: {error}")]
-    return check_document(text, path, tags=tags, factory=factory)
+    return judge_document(read_document(path), tags=tags, factory=factory)
+
+
+def judge_document(
+    document: Document,
+    *,
+    tags: Mapping[str, Any] | None = None,
+    factory: PolicyFactory = new_policy,
+) -> tuple[Vector | None, list[VectorError]]:
+    """Judge a document the loader read: its JSON and schema problems, else the rules beyond
+    the schema and the replay on the reference."""
+    from conformance import protocol_checks
+    from conformance.tags import load_vocabulary
+
+    if protocol_checks.is_check_document(document.data):
+        found = protocol_checks.check_problems(document.data, document.path)
+        return None, [VectorError(document.path, "", problem) for problem in found]
+    if document.problems:
+        return None, document.problems
+    path = document.path
+    raw = document.raw
+
+    def literal() -> Any:
+        return decode_strict_file(raw if raw is not None else b"", parse_float=FloatLiteral)
+
+    problems = rule_problems(
+        document.data,
+        path,
+        load_vocabulary() if tags is None else tags,
+        lines=document.lines,
+        literal=literal if raw is not None else None,
+    )
+    vector = document.vector()
+    replayed = vector
+    if vector.calls[0].expected_error is not None:
+        # Calls after a refused new are already a problem; replaying them would only add a
+        # no-policy complaint for each.
+        replayed = dataclasses.replace(vector, calls=vector.calls[:1])
+    return vector, problems + replay_problems(replayed, path, factory)
 
 
 @dataclass
@@ -331,7 +333,6 @@ class Report:
     """The outcome of validating some files: how many, the usable vectors, every problem."""
 
     files: int = 0
-    vectors: list[Vector] = field(default_factory=list)
     problems: list[VectorError] = field(default_factory=list)
 
     @property
@@ -351,13 +352,14 @@ class Report:
 def validate_paths(
     paths: Sequence[str | Path] | None = None, *, factory: PolicyFactory = new_policy
 ) -> Report:
-    """Validate every vector file named or found under ``paths`` (default: the committed suite)."""
+    """Validate every vector file named or found under ``paths`` (default: the committed suite),
+    a file at a time: memory is one vector's, whatever the size of the suite."""
     from conformance.resources import suite_dir
     from conformance.tags import load_vocabulary
 
     tags = load_vocabulary()
     report = Report()
-    first_seen: dict[str, str] = {}
+    ids = IdRegistry()
     for root in paths or [suite_dir()]:
         try:
             files = list(iter_vector_files([root]))
@@ -370,14 +372,8 @@ def validate_paths(
             report.files += 1
             vector, problems = check_file(file, tags=tags, factory=factory)
             report.problems.extend(problems)
-            if vector is None:
-                continue
-            report.vectors.append(vector)
-            if vector.id in first_seen and first_seen[vector.id] != str(file):
-                report.problems.append(
-                    VectorError(
-                        file, "/id", f"duplicate id {vector.id!r}, also in {first_seen[vector.id]}"
-                    )
-                )
-            first_seen.setdefault(vector.id, str(file))
+            if vector is not None:
+                duplicate = ids.problem(vector.id, file)
+                if duplicate is not None:
+                    report.problems.append(duplicate)
     return report

@@ -1,12 +1,15 @@
 """The vector model (SPEC.md §4): one JSON file per recorded call sequence with expectations.
 
-This module reads and writes vector files and gives them a typed shape. Checking a vector
-against the schema and the deeper rules lives in :mod:`conformance.validation`.
+This module is the one loader: ``run``, ``validate`` and every other command read vector files
+through :func:`read_document` (one file: strict JSON, then the schema) and :func:`iter_vectors`
+(a vector at a time, ids unique). A vector in the canonical layout (:func:`dumps_vector`: one
+call per line) is parsed line by line, and each call keeps its line's bytes, so the runner sends
+the file's own text (:meth:`Call.body`) rather than re-encoding the weights. The rules beyond
+the schema and the replay on the reference live in :mod:`conformance.validation`.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -14,14 +17,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.protocol import decode_strict_file
+from conformance.exceptions import KitError
+from conformance.protocol import MAX_DEPTH, DecodeError, decode_strict_file, encode_body
 
 FORMAT = "snapkv-vector/1"
-#: The ops a vector may record (``hello`` and ``bye`` belong to the session, not the vector).
-VECTOR_OPS = ("new", "step", "evict", "scores")
+#: The ops a vector may record (``hello`` and ``bye`` belong to the session, ``scores`` to
+#: diagnosis: SPEC.md §4.2).
+VECTOR_OPS = ("new", "step", "evict")
 
 
-class VectorError(Exception):
+class VectorError(KitError):
     """A vector file that cannot be used: names the file, the JSON pointer and the reason."""
 
     def __init__(self, path: str | Path | None, pointer: str, reason: str) -> None:
@@ -42,6 +47,9 @@ class Call:
 
     request: Mapping[str, Any]
     expect: Mapping[str, Any] | None = None
+    #: The call's line in its file (``expect`` included), when the file has the canonical
+    #: layout: exactly the text ``request`` and ``expect`` were parsed from.
+    line: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
     def op(self) -> str:
@@ -61,6 +69,18 @@ class Call:
             data["expect"] = dict(self.expect)
         return data
 
+    def body(self) -> bytes:
+        """The request as sent, without its opening brace and id (``"op":...}\\n``).
+
+        A call without ``expect`` is its file line as it is (weights verbatim, never parsed
+        and re-encoded); an ``evict`` is the fixed text; anything else is encoded.
+        """
+        if self.line is not None and self.expect is None:
+            return self.line[1:] + b"\n"
+        if len(self.request) == 1 and self.request.get("op") == "evict":
+            return _EVICT_BODY
+        return encode_body(self.request)
+
 
 @dataclass(frozen=True)
 class Vector:
@@ -73,16 +93,18 @@ class Vector:
     seed: Any
     calls: tuple[Call, ...]
     path: Path | None = field(default=None, compare=False)
-    #: The file's text as loaded (None when built in memory): the runner sends the calls' lines
-    #: from it rather than re-encoding their weights (:mod:`conformance.wire`).
-    source: str | None = field(default=None, compare=False, repr=False)
 
     @classmethod
-    def from_json(cls, data: Any, path: str | Path | None = None) -> Vector:
+    def from_json(
+        cls,
+        data: Any,
+        path: str | Path | None = None,
+        lines: Sequence[bytes] | None = None,
+    ) -> Vector:
         """Build from decoded JSON; raise :class:`VectorError` on a shape this model can't hold.
 
-        This checks only what the model needs; :func:`conformance.validation.validate_vector`
-        checks everything else.
+        This checks only what the model needs; the loader (:func:`read_document`) applies the
+        schema first. ``lines`` are the calls' lines in the file, one per call, if known.
         """
         if not isinstance(data, dict):
             raise VectorError(path, "", "a vector must be a JSON object")
@@ -101,7 +123,8 @@ class Vector:
                     path, f"/calls/{index}", f"must be an object whose op is one of {VECTOR_OPS}"
                 )
             request = {key: value for key, value in raw.items() if key != "expect"}
-            calls.append(Call(request, raw.get("expect")))
+            line = lines[index] if lines is not None else None
+            calls.append(Call(request, raw.get("expect"), line))
         tags = data["tags"]
         return cls(
             id=str(data["id"]),
@@ -143,30 +166,155 @@ def _compact(value: Any) -> str:
     return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
 
 
-def load_vector(path: str | Path) -> Vector:
-    """Read one vector file; raise :class:`VectorError` naming the file on any fault."""
+_EVICT_BODY = b'"op":"evict"}\n'
+_CALLS_OPEN = b'"calls": [\n'
+
+
+@dataclass
+class Document:
+    """One vector file as read: its JSON (None if it is not strict JSON), its call lines (None
+    unless the layout is canonical), and the problems that make it unusable (JSON, schema)."""
+
+    path: Path | None
+    data: Any = None
+    lines: list[bytes] | None = None
+    problems: list[VectorError] = field(default_factory=list)
+    #: The file's bytes, kept only when there are no lines (to read the weights' literals).
+    raw: bytes | None = field(default=None, repr=False)
+
+    def vector(self) -> Vector:
+        """The usable vector; raise the first problem if there is one."""
+        if self.problems:
+            raise self.problems[0]
+        return Vector.from_json(self.data, self.path, self.lines)
+
+
+def read_document(path: str | Path) -> Document:
+    """Read one vector file: strict JSON (SPEC.md §4.3: no duplicate keys, no NaN, nesting
+    within the codec's limit), then the schema, every problem named by file and pointer."""
     path = Path(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise VectorError(path, "", f"cannot read: {error}") from None
+        raw = path.read_bytes()
+    except OSError as error:
+        return Document(path, problems=[VectorError(path, "", f"cannot read: {error}")])
+    return parse_document(raw, path)
+
+
+def parse_document(raw: bytes, path: str | Path | None = None) -> Document:
+    """A vector file's bytes, read as :func:`read_document` reads the file."""
+    document = Document(Path(path) if path is not None else None)
     try:
-        data = decode_strict_file(text)
-    except ValueError as error:
-        raise VectorError(path, "", f"not valid JSON: {error}") from None
-    return dataclasses.replace(Vector.from_json(data, path), source=text)
+        document.data, document.lines = _parse(raw)
+    except DecodeError as error:
+        document.problems.append(VectorError(path, "", f"not valid JSON: {error}"))
+        return document
+    if document.lines is None:
+        document.raw = raw
+    from conformance.schemas import schema_problems
+
+    document.problems = schema_problems(document.data, path)
+    return document
+
+
+def _parse(raw: bytes) -> tuple[Any, list[bytes] | None]:
+    """The file's JSON, and its call lines when the layout allows reading it line by line."""
+    split = _split_lines(raw)
+    if split is not None:
+        head, lines = split
+        try:
+            data = decode_strict_file(head)
+            calls = [decode_strict_file(line, max_depth=MAX_DEPTH - 2) for line in lines]
+        except DecodeError:
+            pass  # the whole text's parse names the fault with its real position
+        else:
+            if (
+                isinstance(data, dict)
+                and data.get("calls") == []
+                and all(isinstance(call, dict) for call in calls)
+            ):
+                data["calls"] = calls
+                return data, lines
+    return decode_strict_file(raw), None
+
+
+def _split_lines(raw: bytes) -> tuple[bytes, list[bytes]] | None:
+    """The text before the calls (closed as a document with no calls) and one line per call,
+    if the calls array opens the last top-level member, holds one call per line and then
+    closes the document. A JSON string cannot hold a raw newline, so each line then holds
+    exactly one call, and parsing the pieces is parsing the file."""
+    start = raw.rfind(_CALLS_OPEN)
+    if start < 0:
+        return None
+    rows = raw[start + len(_CALLS_OPEN) :].split(b"\n")
+    while rows and not rows[-1].strip():
+        rows.pop()
+    if len(rows) < 3 or rows[-2].strip() != b"]" or rows[-1].strip() != b"}":
+        return None
+    lines = [row.strip() for row in rows[:-2]]
+    if not all(line.endswith(b",") for line in lines[:-1]) or lines[-1].endswith(b","):
+        return None
+    lines[:-1] = [line[:-1] for line in lines[:-1]]
+    return raw[:start] + b'"calls": []\n}\n', lines
+
+
+def load_vector(path: str | Path) -> Vector:
+    """Read one vector file; raise :class:`VectorError` naming the file on any fault."""
+    return read_document(path).vector()
 
 
 def iter_vector_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Every ``*.json`` file named or found under the named directories, sorted per directory."""
+    """Every ``*.json`` file named or found under the named directories, sorted per directory.
+
+    A file named twice (``vectors vectors/ties/x.json``) is yielded once.
+    """
+    seen: set[Path] = set()
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            yield from sorted(p for p in path.rglob("*.json") if p.is_file())
+            found: Iterable[Path] = sorted(p for p in path.rglob("*.json") if p.is_file())
         elif path.is_file():
-            yield path
+            found = [path]
         else:
             raise VectorError(path, "", "no such file or directory")
+        for file in found:
+            key = file.resolve()
+            if key not in seen:
+                seen.add(key)
+                yield file
+
+
+class IdRegistry:
+    """Where each vector id was first seen: the one duplicate-id check."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, Path | None] = {}
+
+    def problem(self, vector_id: str, path: Path | None) -> VectorError | None:
+        """The duplicate-id problem for ``vector_id`` read from ``path``, or None (recorded)."""
+        if vector_id in self._first:
+            first = self._first[vector_id]
+            if first is not None and path is not None and first.resolve() == path.resolve():
+                return None  # one file named twice is one vector
+            return VectorError(path, "/id", f"duplicate id {vector_id!r}, also in {first}")
+        self._first[vector_id] = path
+        return None
+
+
+def iter_vectors(paths: Iterable[str | Path]) -> Iterator[Vector]:
+    """Every vector under ``paths``, one at a time in file order; raise :class:`VectorError`
+    on the first file that is not a usable vector (JSON, schema) or repeats an id.
+
+    Memory is one vector's, whatever the size of the suite.
+    """
+    ids = IdRegistry()
+    for path in iter_vector_files(paths):
+        if is_protocol_check_file(path):
+            continue  # read by conformance.protocol_checks
+        vector = read_document(path).vector()
+        duplicate = ids.problem(vector.id, path)
+        if duplicate is not None:
+            raise duplicate
+        yield vector
 
 
 #: The format of a protocol check (:mod:`conformance.protocol_checks`), which shares the suite
@@ -185,10 +333,5 @@ def is_protocol_check_file(path: str | Path) -> bool:
 
 
 def load_suite(paths: Sequence[str | Path]) -> list[Vector]:
-    """Load every vector under ``paths``, ordered by id; raise on the first bad file.
-
-    Protocol checks found there are left to :mod:`conformance.protocol_checks`."""
-    vectors = [
-        load_vector(path) for path in iter_vector_files(paths) if not is_protocol_check_file(path)
-    ]
-    return sorted(vectors, key=lambda vector: vector.id)
+    """Load every vector under ``paths``, ordered by id; raise on the first bad file."""
+    return sorted(iter_vectors(paths), key=lambda vector: vector.id)

@@ -9,6 +9,7 @@ are held out so the tests can show the suite catches them without having been tu
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -21,16 +22,17 @@ from conformance.policy import SnapKV
 
 
 class ArgsortSelection(SnapKV):
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        return np.argsort(pooled[: self.candidate_count()])[:count]
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
+        scores = np.asarray(pooled[: self.candidate_count()], dtype=np.float64)
+        return [int(i) for i in np.argsort(scores)[:count]]
 
 
 class ArgpartitionSelection(SnapKV):
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        scores = pooled[: self.candidate_count()]
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
+        scores = np.asarray(pooled[: self.candidate_count()], dtype=np.float64)
         if count >= scores.size:
-            return np.arange(scores.size)
-        return np.argpartition(scores, count - 1)[:count]
+            return list(range(scores.size))
+        return [int(i) for i in np.argpartition(scores, count - 1)[:count]]
 
 
 PORTS = {"argsort": ArgsortSelection, "argpartition": ArgpartitionSelection}

@@ -9,13 +9,14 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-import numpy as np
 import pytest
 
-from conformance import checker
+from conformance import checker, diagnosis
 from conformance.adapter import Session
 from conformance.driver import AdapterFailure, InProcessAdapter
+from conformance.mutants import lookup
 from conformance.policy import SnapKV, float32_literal
+from conformance.text import catches_of
 from conformance.vectors import Vector
 from tests.support.runner_support import params, reference_vector, workload
 
@@ -114,7 +115,7 @@ def test_victim_already_evicted_is_not_kept(vector, answers):
 def test_protected_recent_entry_evicted(vector, answers):
     index = first_multi_victim_evict(vector)
     expected = vector.calls[index].expected_victims
-    kept = checker.expected_state(vector, index).kept
+    kept = diagnosis.expected_state(vector, index).kept
     newest = kept[-1]  # one of the recentWindow 2 protected entries
     victims = sorted([*expected[1:], newest])
     result = judge_with(vector, answers, index, victims=victims)
@@ -126,7 +127,7 @@ def test_protected_recent_entry_evicted(vector, answers):
 def test_wrong_count(vector, answers, change):
     index = first_multi_victim_evict(vector)
     expected = vector.calls[index].expected_victims
-    kept = checker.expected_state(vector, index).kept
+    kept = diagnosis.expected_state(vector, index).kept
     if change < 0:
         victims = expected[:-1]
     else:
@@ -140,7 +141,7 @@ def test_wrong_count(vector, answers, change):
 def test_wrong_victims_when_every_invariant_holds(vector, answers):
     index = first_multi_victim_evict(vector)
     expected = vector.calls[index].expected_victims
-    kept = checker.expected_state(vector, index).kept
+    kept = diagnosis.expected_state(vector, index).kept
     other = next(p for p in kept[:-2] if p not in expected)
     victims = sorted([*expected[1:], other])
     result = judge_with(vector, answers, index, victims=victims)
@@ -297,24 +298,8 @@ def test_describe_is_one_line_with_id_call_and_verdict(refusing):
 # -- diagnosis -----------------------------------------------------------------------------------
 
 
-class TiesToHigher(SnapKV):
-    """Equal pooled scores evict the higher position."""
-
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        candidates = self.candidate_count()
-        positions = self._positions[:candidates]
-        return np.lexsort((-positions, pooled[:candidates]))[:count]
-
-
-class Float32Sums(SnapKV):
-    """Accumulates the ring in float32."""
-
-    def window_sums(self) -> np.ndarray:
-        rows = self._history[: self._count]
-        sums = np.zeros(self._count, dtype=np.float32)
-        for column in range(min(rows.shape[1], self.params.obsWindow)):
-            sums += rows[:, column]
-        return sums.astype(np.float64)
+TiesToHigher = lookup("ties-to-higher-position").policy
+Float32Sums = lookup("float32-accumulation").policy
 
 
 def diagnosis_for(vector: Vector, factory: Any) -> tuple[checker.VectorResult, str]:
@@ -322,11 +307,11 @@ def diagnosis_for(vector: Vector, factory: Any) -> tuple[checker.VectorResult, s
     assert result.verdict == checker.WRONG_VICTIMS
     adapter = InProcessAdapter(factory)
     adapter.start()
-    requests = checker.diagnosis_requests(vector, result.call_index)
+    requests = diagnosis.diagnosis_requests(vector, result.call_index)
     assert [r["op"] for r in requests[-2:]] == ["scores", "evict"]
     assert sum(r["op"] == "scores" for r in requests) == 1
     answers = adapter.exchange(requests)
-    return result, checker.diagnose(vector, result.call_index, answers, result.actual)
+    return result, diagnosis.diagnose(vector, result.call_index, answers, result.actual)
 
 
 def test_diagnosis_of_a_wrong_selection():
@@ -369,8 +354,8 @@ def test_diagnosis_names_the_first_differing_sum_exactly():
     assert "so look at the scores" in text
     assert (
         f"the sum of position {reference.positions[first]} (kept index {first}): "
-        f"adapter {checker.exact(mutant.sums[first])}, "
-        f"reference {checker.exact(reference.sums[first])}"
+        f"adapter {diagnosis.exact(mutant.sums[first])}, "
+        f"reference {diagnosis.exact(reference.sums[first])}"
     ) in text
 
 
@@ -378,7 +363,7 @@ def test_diagnosis_reports_a_refused_scores():
     vector = workload("checker/d", params(2, 0, 2, 1), range(4), seed=1)
     index = evict_indices(vector)[-1]
     answers = [{"ok": True}] * index + [refusal("unsupported", "no scores here"), {"ok": True}]
-    text = checker.diagnose(vector, index, answers)
+    text = diagnosis.diagnose(vector, index, answers)
     assert text.startswith("no diagnosis: the adapter announced scores but refused it")
 
 
@@ -396,14 +381,14 @@ def test_diagnosis_of_a_score_beyond_float64_is_no_diagnosis_not_a_crash(name):
     index = evict_indices(ties)[-1]
     answers = InProcessAdapter(SnapKV)
     answers.start()
-    replies = answers.exchange(checker.diagnosis_requests(ties, index))
+    replies = answers.exchange(diagnosis.diagnosis_requests(ties, index))
     replies[index] = {**replies[index], name: [10**400, *replies[index][name][1:]]}
-    text = checker.diagnose(ties, index, replies)
+    text = diagnosis.diagnose(ties, index, replies)
     assert text.startswith(f"no diagnosis: scores {name} must be a list of numbers")
 
 
 def test_exact_writes_repr_and_hex():
-    assert checker.exact(0.1) == "0.1 (0x1.999999999999ap-4)"
+    assert diagnosis.exact(0.1) == "0.1 (0x1.999999999999ap-4)"
 
 
 def test_session_answers_match_the_in_process_adapter(vector):
@@ -430,4 +415,4 @@ def test_a_failure_names_what_the_vector_catches(vector, answers):
 
 
 def test_catches_is_empty_for_a_description_without_the_marker():
-    assert checker.catches_of("Pins something, names nothing.") == ""
+    assert catches_of("Pins something, names nothing.") == ""

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import cli, generator
+from conformance import cli, generator, outputs
 from conformance.builders import Builder, Draft, all_builders, params
 from conformance.builders import findings as findings_module
 from conformance.builders.randomized import random_vector
@@ -104,15 +104,64 @@ def test_failed_write_leaves_the_directory_untouched(tmp_path, monkeypatch):
     out = tmp_path / "vectors"
     out.mkdir()
     (out / "keep.json").write_text("{}")
+    staged = []
+    original = outputs.stage
 
-    def broken_swap(staging, target):
-        raise OSError("disk full")
+    def full_on_second(target, data, info):
+        staged.append(target)
+        if len(staged) == 2:
+            raise OSError(28, "No space left on device")
+        return original(target, data, info)
 
-    monkeypatch.setattr(generator, "_swap", broken_swap)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(outputs, "stage", full_on_second)
+    with pytest.raises(OSError, match="No space left"):
         write_suite(out, _small_suite())
     assert existing_vector_files(out) == {"keep.json": b"{}"}
+    assert sorted(p.name for p in out.rglob("*")) == ["keep.json"]  # no staging, no new dirs
     assert sorted(p.name for p in tmp_path.iterdir()) == ["vectors"]
+
+
+def test_write_suite_changes_only_the_vector_files(tmp_path):
+    out = tmp_path / "vectors"
+    files = _small_suite()
+    write_suite(out, files)
+    (out / "empty").mkdir()
+    private = out / "private"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)
+    os.mkfifo(out / "a-fifo")
+    os.mkfifo(out / "ring" / "fifo.json")  # not a vector: never opened
+    (out / "dangling.json").symlink_to(tmp_path / "nowhere.json")
+    elsewhere = tmp_path / "elsewhere.json"
+    elsewhere.write_text("old")
+    (out / "ties" / "small.json").unlink()
+    (out / "ties" / "small.json").symlink_to(elsewhere)
+    linked = tmp_path / "hard-link.json"
+    os.link(out / "ring" / "other.json", linked)
+    (out / "ring" / "other.json").write_text("edited")
+    (out / "ring" / "other.json").chmod(0o640)
+    before = {p: p.lstat() for p in out.rglob("*")}
+
+    change = write_suite(out, files)
+
+    assert change.changed == ["ring/other.json", "ties/small.json"]
+    assert (out / "empty").is_dir() and stat.S_IMODE(private.stat().st_mode) == 0o700
+    assert stat.S_ISFIFO((out / "a-fifo").lstat().st_mode)
+    assert (out / "dangling.json").is_symlink() and not (out / "dangling.json").exists()
+    assert (out / "ties" / "small.json").is_symlink()
+    assert elsewhere.read_text() == files["ties/small.json"]
+    other = out / "ring" / "other.json"
+    assert other.read_text() == files["ring/other.json"] == linked.read_text()
+    assert other.stat().st_ino == before[other].st_ino and other.stat().st_nlink == 2
+    assert stat.S_IMODE(other.stat().st_mode) == 0o640
+    untouched = [p for p in before if p not in (other,)]
+    for path in untouched:
+        now = path.lstat()
+        assert (now.st_ino, now.st_mode, now.st_uid) == (
+            before[path].st_ino,
+            before[path].st_mode,
+            before[path].st_uid,
+        ), path
 
 
 def test_generate_check_lists_differences_and_exits_1(tmp_path, monkeypatch, capsys):
@@ -242,3 +291,22 @@ def test_random_vectors_always_validate(seed):
 def test_diff_suite_of_a_missing_directory_adds_everything(tmp_path):
     change = diff_suite(tmp_path / "missing", {"a/b.json": "{}"})
     assert change.added == ["a/b.json"] and not change.removed and not change.changed
+
+
+def test_generate_neither_opens_nor_touches_a_fifo_named_like_a_vector(tmp_path, monkeypatch):
+    import threading
+
+    files = _small_suite()
+    monkeypatch.setattr(generator, "build_suite", lambda: files)
+    out = tmp_path / "vectors"
+    out.mkdir()
+    os.mkfifo(out / "pipe.json")
+    status: list[int] = []
+    worker = threading.Thread(
+        target=lambda: status.append(cli.main(["generate", "--out", str(out)])), daemon=True
+    )
+    worker.start()
+    worker.join(60)
+    assert status == [0]  # a blocking open of the FIFO would leave the thread waiting
+    assert stat.S_ISFIFO((out / "pipe.json").lstat().st_mode)
+    assert existing_vector_files(out) == {k: v.encode() for k, v in files.items()}

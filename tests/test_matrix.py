@@ -13,7 +13,14 @@ import pytest
 
 from conformance import matrix
 from conformance.vectors import load_suite
-from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
+from tests.support.runner_support import (
+    REFERENCE_ARGV,
+    broken,
+    mutant_argv,
+    plain_vector,
+    trigger_vector,
+    write_suite,
+)
 from tests.support.small_suite import IDS, write_small_suite
 
 REFERENCE = shlex.join(REFERENCE_ARGV)
@@ -162,3 +169,24 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=120,
     )
+
+
+def test_hostile_port_text_is_written_and_printed_escaped(tmp_path):
+    suite = write_suite(tmp_path / "suite", [plain_vector("m/a"), trigger_vector("m/t")])
+    hostile = shlex.join(broken("hostile_text"))
+    out = tmp_path / "matrix"
+    argv = [sys.executable, "-m", "conformance", "matrix", str(suite), "--adapter"]
+    done = subprocess.run(
+        [*argv, f"bad={hostile}", "--out", str(out)],
+        capture_output=True,
+        timeout=120,
+    )
+    assert done.returncode == 1, done.stderr
+    assert b"Traceback" not in done.stderr
+    for raw in (b"\x1b", b"\x00", b"\x07"):
+        assert raw not in done.stdout
+    assert b"hostile \\e[2J" in done.stdout
+    for path in (out.with_name("matrix.md"), out.with_name("matrix.html")):
+        text = path.read_text(encoding="utf-8")
+        assert "\x1b" not in text and "\x00" not in text
+        assert "\\ud800" in text

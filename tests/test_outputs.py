@@ -140,3 +140,17 @@ def test_output_paths_are_named_in_errors_even_for_a_bad_parent(tmp_path):
     with pytest.raises(OutputError) as caught:
         write_output(Path(blocker, "sub", "report.json"), b"x")
     assert caught.value.filename == str(blocker / "sub" / "report.json")
+
+
+def test_dev_stdout_appends_to_a_redirected_file(tmp_path):
+    import subprocess
+    import sys
+
+    out = tmp_path / "out.txt"
+    script = (
+        "import sys; from conformance.outputs import write_output; "
+        "print('before', flush=True); write_output('/dev/stdout', b'report\\n'); print('after')"
+    )
+    with open(out, "w") as stream:
+        subprocess.run([sys.executable, "-c", script], stdout=stream, check=True, timeout=60)
+    assert out.read_text() == "before\nreport\nafter\n"

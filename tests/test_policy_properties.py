@@ -1,11 +1,15 @@
-"""Property tests: the numpy reference equals the plain-Python oracle on random scenarios.
+"""Property tests: the reference and its numpy fast path each equal the independent oracle.
 
 A scenario is drawn call by call (the attention length depends on the state): random params
 (recentWindow 0, kernels wider than the cache, obsWindow 2^31 - 1), null steps, position gaps,
 several steps between evictions, ``scores`` and refused calls of every kind mixed in. After
 every call the two must agree bit for bit (victims, kept positions, sums, pooled scores, the
 ring cursor), a refused call must raise the same kind in both and change nothing, and every
-eviction must satisfy the invariants a checker would judge it by.
+eviction must satisfy the invariants a checker would judge it by. Every test runs on the
+readable reference (:class:`conformance.policy.SnapKV`) and on the fast path
+(``new_policy(..., fast=True)``); agreeing with the oracle bit for bit, both agree with each
+other, and ``test_fast_path_equals_the_reference_on_huge_params_and_long_runs`` compares them
+directly where the oracle would be slow.
 """
 
 from __future__ import annotations
@@ -14,11 +18,14 @@ import math
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.policy import SnapKV
+from conformance.policy import SnapKV, new_policy
 from tests.support.oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
+
+IMPLEMENTATIONS = pytest.mark.parametrize("fast", [False, True], ids=["reference", "fast"])
 
 SETTINGS = settings(
     max_examples=250,
@@ -70,17 +77,19 @@ def bad_attention(draw: st.DrawFn, kept: int) -> Any:
     return attn
 
 
-def state(reference: SnapKV) -> tuple[Any, ...]:
-    """The reference's state, bit for bit (the full ring only while it is small)."""
+def state(reference: Any) -> tuple[Any, ...]:
+    """A policy's observable state bit for bit, with the rings themselves where it shows them."""
     scores = reference.scores()
-    ring = reference.history.tobytes() if reference.params.obsWindow <= 64 else None
+    rings = None
+    if isinstance(reference, SnapKV):
+        rings = [float_bits(ring.values) for ring in reference.rings]
     return (
         scores.positions,
         float_bits(scores.sums),
         float_bits(scores.pooled),
         reference.slot,
         reference.last_admitted,
-        ring,
+        rings,
     )
 
 
@@ -92,11 +101,11 @@ def check_eviction(reference: SnapKV, kept_before: list[int], victims: list[int]
     assert set(victims) <= set(kept_before), "only kept positions"
     assert not set(victims) & protected, "never the recentWindow highest"
     assert len(victims) == max(0, len(kept_before) - budget), "the right count"
-    assert reference.kept.tolist() == [p for p in kept_before if p not in victims]
+    assert list(reference.kept) == [p for p in kept_before if p not in victims]
 
 
-def compare(reference: SnapKV, oracle: OracleSnapKV) -> None:
-    assert reference.kept.tolist() == oracle.kept
+def compare(reference: Any, oracle: OracleSnapKV) -> None:
+    assert list(reference.kept) == oracle.kept
     assert reference.slot == oracle.slot
     assert reference.last_admitted == oracle.last
     scores = reference.scores()
@@ -126,14 +135,18 @@ def draw_call(draw: st.DrawFn, reference: SnapKV) -> tuple[tuple[Any, ...], str 
     return ("step", pos, attn), None
 
 
+@IMPLEMENTATIONS
 @SETTINGS
 @given(raw=policy_params(), data=st.data())
-def test_reference_equals_oracle_on_random_scenarios(raw: dict[str, int], data: Any) -> None:
-    reference, oracle = SnapKV(raw, data.draw(st.integers())), OracleSnapKV(raw)
+def test_reference_equals_oracle_on_random_scenarios(
+    fast: bool, raw: dict[str, int], data: Any
+) -> None:
+    reference = new_policy(raw, data.draw(st.integers()), fast=fast)
+    oracle = OracleSnapKV(raw)
     for _ in range(data.draw(st.integers(1, 40))):
         call, must_refuse = draw_call(data.draw, reference)
         kept_before, before, oracle_before = (
-            reference.kept.tolist(),
+            list(reference.kept),
             state(reference),
             oracle.state(),
         )
@@ -150,6 +163,7 @@ def test_reference_equals_oracle_on_random_scenarios(raw: dict[str, int], data: 
         compare(reference, oracle)
 
 
+@IMPLEMENTATIONS
 @settings(SETTINGS, max_examples=25)
 @given(
     raw=policy_params(),
@@ -158,18 +172,51 @@ def test_reference_equals_oracle_on_random_scenarios(raw: dict[str, int], data: 
     every=st.integers(1, 7),
 )
 def test_reference_equals_oracle_on_long_random_workloads(
-    raw: dict[str, int], seed: int, steps: int, every: int
+    fast: bool, raw: dict[str, int], seed: int, steps: int, every: int
 ) -> None:
     """numpy-seeded float32 attention, evicting every ``every`` steps: long runs, many wraps."""
     rng = np.random.default_rng(seed)
-    reference, oracle = SnapKV(raw), OracleSnapKV(raw)
+    reference, oracle = new_policy(raw, fast=fast), OracleSnapKV(raw)
     for pos in range(steps):
         attn = [float(w) for w in rng.random(len(oracle.kept), dtype=np.float32)]
         reference.step(pos, attn)
         oracle.step(pos, attn)
         if pos % every == 0:
-            kept_before = reference.kept.tolist()
+            kept_before = list(reference.kept)
             victims = reference.evict()
             assert victims == oracle.evict()
             check_eviction(reference, kept_before, victims)
     compare(reference, oracle)
+
+
+@settings(SETTINGS, max_examples=20)
+@given(
+    budget=st.integers(1, 400),
+    obs=st.sampled_from([1, 2, 7, 16, 33, 1000, MAX_INT31]),
+    kernel=st.sampled_from([1, 3, 7, 17, 19, 101, MAX_INT31]),
+    seed=st.integers(0, 2**32 - 1),
+    every=st.integers(1, 40),
+    nulls=st.integers(0, 4),
+)
+def test_fast_path_equals_the_reference_on_huge_params_and_long_runs(
+    budget: int, obs: int, kernel: int, seed: int, every: int, nulls: int
+) -> None:
+    """1,500 steps with a budget in the hundreds, where the oracle would take minutes: victims
+    and every ``scores`` answer agree bit for bit, ties included (weights from few values)."""
+    raw = params_dict(budget, budget // 3, obs, kernel)
+    reference, fast = new_policy(raw), new_policy(raw, fast=True)
+    rng = np.random.default_rng(seed)
+    values = [*rng.random(5, dtype=np.float32).tolist(), 0.0]
+    for pos in range(1500):
+        attn = None
+        if rng.integers(0, 5) >= nulls:
+            attn = [values[i] for i in rng.integers(0, len(values), len(reference.kept))]
+        reference.step(pos, attn)
+        fast.step(pos, attn)
+        if pos % every == 0:
+            assert reference.evict() == fast.evict()
+        if pos % 97 == 0:
+            ours, theirs = reference.scores(), fast.scores()
+            assert ours.positions == theirs.positions
+            assert float_bits(ours.sums) == float_bits(theirs.sums)
+            assert float_bits(ours.pooled) == float_bits(theirs.pooled)

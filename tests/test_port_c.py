@@ -40,7 +40,12 @@ SANITIZED_SCENARIOS = max(SCENARIOS // 5, 1)
 def c_build() -> dict[str, Path]:
     """Build the adapter, its sanitized twin and the memory tool once per test session."""
     require_tools(os.environ.get("CC", "cc"), "make")
-    targets = ["build/snapkv-adapter", "build/snapkv-adapter-asan", "build/snapkv-memory"]
+    targets = [
+        "build/snapkv-adapter",
+        "build/snapkv-adapter-asan",
+        "build/snapkv-memory",
+        "build/test-decimal",
+    ]
     with build_lock("c"):
         done = subprocess.run(
             ["make", "-s", "-C", str(C_DIR), *targets],
@@ -54,6 +59,7 @@ def c_build() -> dict[str, Path]:
         "adapter": BUILD / "snapkv-adapter",
         "asan": BUILD / "snapkv-adapter-asan",
         "memory": BUILD / "snapkv-memory",
+        "decimal": BUILD / "test-decimal",
     }
 
 
@@ -68,6 +74,17 @@ def test_random_scenarios_match_the_reference(adapter: str) -> None:
     totals = check_scenarios([adapter], range(count))
     # The scenarios must actually exercise evictions and refusals, or the test proves little.
     assert totals["victims"] > count and totals["refusals"] > count, totals
+
+
+def test_number_reader_agrees_with_strtod(c_build: dict[str, Path]) -> None:
+    """decimal_to_double (Eisel-Lemire with a strtod fallback) against the C library's strtod
+    on random float32/float64 texts in every precision, digit strings and near-ties."""
+    done = subprocess.run(
+        [str(c_build["decimal"]), "7", "60000"], capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    checked, differ = map(int, re.findall(r"\d+", done.stdout.splitlines()[-1]))
+    assert checked > 2_000_000 and differ == 0, done.stdout
 
 
 def test_hello_names_the_c_port(adapter: str) -> None:

@@ -69,6 +69,20 @@ def test_beside_the_projects_own_tests(pytester, suite):
     result.stdout.fnmatch_lines(["*test_mine.py::test_mine PASSED*", "*snapkv::tiny/ties PASSED*"])
 
 
+def test_items_read_snapkv_from_a_subdirectory(pytester, suite):
+    """Run from below the rootdir, the items still read ``snapkv::<id>``, not ``../snapkv``."""
+    pytester.makeini("[pytest]\n")  # the rootdir: pytester.path
+    sub = pytester.mkdir("sub")
+    with pytest.MonkeyPatch.context() as patch:
+        patch.chdir(sub)
+        result = pytester.runpytest(*snapkv(TIES, suite), "-v", "-rf")
+    lines = [line for line in result.stdout.lines if "snapkv::" in line]
+    assert lines and all(line.startswith(("snapkv::", "FAILED snapkv::")) for line in lines), (
+        result.stdout.str()
+    )
+    assert "FAILED snapkv::tiny/ties" in result.stdout.str()
+
+
 def test_k_selects_and_x_stops(pytester, suite):
     selected = pytester.runpytest(*snapkv(TIES, suite), "-k", "ties or refusal")
     selected.assert_outcomes(passed=1, failed=1, deselected=2)

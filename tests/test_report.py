@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import stat
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -490,3 +492,31 @@ def test_junit_leaves_out_empty_properties():
     run = RunResult(results=[checker.VectorResult("a", checker.PASS)], handshake=None)
     suite = ET.fromstring(report.junit_xml(run)).find("testsuite")
     assert suite.find("properties") is None
+
+
+def test_outputs_write_through_links_and_devices(capsys, suite_dir, tmp_path):
+    target = tmp_path / "runs" / "1.json"
+    target.parent.mkdir()
+    target.write_text("old")
+    latest = tmp_path / "latest.json"
+    latest.symlink_to(target)
+    null_before = Path(os.devnull).stat()
+    code, _, err = cli(capsys, str(suite_dir), "--report", str(latest), "--junit", os.devnull)
+    assert code == 0, err
+    assert latest.is_symlink() and json.loads(target.read_text())["ok"] is True
+    null_after = Path(os.devnull).stat()
+    assert stat.S_ISCHR(null_after.st_mode) and null_after.st_ino == null_before.st_ino
+
+
+def test_a_status_line_is_escaped_cut_to_the_terminal_and_erased():
+    tty = FakeTerminal()
+    line = report.StatusLine(tty)
+    line.show("mutant \x1b[2J" + "x" * 500)
+    shown = tty.getvalue()
+    assert "\x1b" not in shown and shown.startswith("\rmutant \\e[2J")
+    assert len(shown) == 1 + report.terminal_width(tty)
+    line.finish()
+    assert tty.getvalue().endswith("\r")
+    quiet = io.StringIO()
+    report.StatusLine(quiet).show("nothing")
+    assert quiet.getvalue() == ""

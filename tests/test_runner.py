@@ -12,12 +12,11 @@ import sys
 import textwrap
 import time
 
-import numpy as np
 import pytest
 
-from conformance import checker, runner, selection, wire
-from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter, encode_body
-from conformance.policy import SnapKV
+from conformance import checker, runner, selection
+from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter
+from conformance.mutants import lookup
 from conformance.vectors import Call, Vector
 from tests.support.runner_support import (
     REFERENCE_ARGV,
@@ -27,7 +26,6 @@ from tests.support.runner_support import (
     reference_vector,
     trigger_vector,
     workload,
-    write_suite,
 )
 
 BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
@@ -287,10 +285,7 @@ def test_k_is_a_substring_or_a_glob(patterns, expected):
 # -- known failures -------------------------------------------------------------------------------
 
 
-class TiesToHigher(SnapKV):
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        candidates = self.candidate_count()
-        return np.lexsort((-self._positions[:candidates], pooled[:candidates]))[:count]
+TiesToHigher = lookup("ties-to-higher-position").policy
 
 
 def ties_suite() -> list[Vector]:
@@ -382,48 +377,3 @@ def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
     )
     assert crashed.exit_status == -11 and crashed.duration > 0
     assert vector_runner.close() == []
-
-
-# -- request bytes -------------------------------------------------------------------------------
-
-
-def loaded(tmp_path, vector: Vector) -> Vector:
-    from conformance.vectors import load_vector
-
-    (path,) = write_suite(tmp_path, [vector]).rglob("*.json")
-    return load_vector(path)
-
-
-def test_canonical_files_give_their_step_lines_verbatim(tmp_path, monkeypatch):
-    vector = loaded(tmp_path, workload("wire/w", params(4, 1, 3, 3), range(30), seed=2))
-    encoded = [encode_body(call.request) for call in vector.calls]
-    calls = []
-    monkeypatch.setattr(wire, "encode_body", lambda request: calls.append(request) or b"")
-    bodies = wire.prepare_vector(vector).bodies
-    assert calls == [vector.calls[0].request]  # only new is encoded: steps came from the file
-    assert list(bodies[1:]) == encoded[1:]
-
-
-def test_the_loaded_text_is_used_not_the_file(tmp_path):
-    vector = loaded(tmp_path, workload("wire/w", params(4, 1, 3, 3), range(30), seed=2))
-    step = next(c for c in vector.calls if c.op == "step" and c.request["attn"])
-    weight = step.request["attn"][0]
-    vector.path.write_text(vector.source.replace(repr(weight), repr(weight * 2)))
-    bodies = wire.prepare_vector(vector).bodies
-    assert list(bodies) == [encode_body(call.request) for call in vector.calls]
-
-
-@pytest.mark.parametrize("layout", ["indented", "in-memory", "changed-call"])
-def test_other_sources_are_encoded(tmp_path, layout):
-    import dataclasses
-    import json
-
-    vector = loaded(tmp_path, workload("wire/w", params(4, 1, 3, 3), range(10), seed=2))
-    if layout == "indented":
-        vector = dataclasses.replace(vector, source=json.dumps(vector.to_json(), indent=2))
-    elif layout == "in-memory":
-        vector = dataclasses.replace(vector, source=None)
-    else:  # a source whose step line is not the call (it says pos 1 where the call has 0)
-        vector = dataclasses.replace(vector, source=vector.source.replace('"pos":0,', '"pos":1,'))
-    prepared = wire.prepare_vector(vector)
-    assert prepared.bodies == tuple(encode_body(c.request) for c in vector.calls)

@@ -20,6 +20,8 @@ from conformance.policy import SnapKV
 from conformance.runner import RunResult, run_suite
 from conformance.vectors import Vector, load_suite
 
+pytest_plugins = ["pytester"]
+
 
 @cache
 def suite() -> tuple[Vector, ...]:
@@ -139,3 +141,163 @@ def test_a_passing_run_has_no_triage_in_its_report() -> None:
     assert run.ok
     data = report.json_report(run)
     assert data["triage"] is None
+
+
+def test_junit_carries_the_triage() -> None:
+    import xml.etree.ElementTree as ET
+
+    run = run_policy(mutants.lookup("float32-accumulation").factory)
+    run.triage = triage_of(run)
+    root = ET.fromstring(report.junit_xml(run))
+    suite_element = root.find("testsuite")
+    assert suite_element is not None
+    properties = {p.get("name"): p.get("value") for p in suite_element.iter("property")}
+    assert properties["triage"].startswith("likely cause: float32-accumulation: ")
+    system_out = suite_element.find("system-out")
+    assert system_out is not None and system_out.text is not None
+    assert system_out.text.startswith("triage: likely cause: float32-accumulation: ")
+
+
+def test_matrix_pages_carry_each_failing_ports_triage() -> None:
+    from conformance.matrix import Column, Matrix, Port, to_html, to_markdown
+
+    run = run_policy(mutants.lookup("float32-accumulation").factory)
+    column = Column(Port("f32", ("f32-adapter",)), run.handshake)
+    column.results = {result.vector_id: result for result in run.results}
+    column.triage = triage_of(run)
+    matrix = Matrix(list(suite()), [column])
+    assert "**f32**: likely cause: float32-accumulation: " in to_markdown(matrix)
+    assert "<b>f32</b>: likely cause: float32-accumulation: " in to_html(matrix)
+
+
+def test_pytest_terminal_summary_carries_the_triage(pytester: Any) -> None:
+    import shlex
+
+    from tests.support.runner_support import mutant_argv
+    from tests.support.small_suite import write_small_suite
+
+    vectors = write_small_suite(pytester.path / "vectors")
+    adapter = shlex.join(mutant_argv("ties-to-higher-position"))
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--snapkv-adapter", adapter, "--snapkv-vectors", str(vectors)
+    )
+    output = result.stdout.str()
+    assert "snapkv triage" in output
+    section = output[output.index("snapkv triage") :]
+    assert "triage: likely cause: " in section
+    assert "ties-to-higher-position" in section
+
+
+def test_fuzz_accept_finds_the_next_different_mistake() -> None:
+    from conformance import fuzz
+    from conformance.mutants.selection import RecentMadeCandidates, TiesToHigherPosition
+    from conformance.scenarios import replay
+
+    class Both(TiesToHigherPosition, RecentMadeCandidates):
+        """Ties go to the higher position, and the recent window protects nothing."""
+
+    adapter = InProcessAdapter(Both, {"name": "both", "language": "python", "version": "0"})
+    adapter.start()
+    accepted = fuzz.accepting(["ties-to-higher-position"])
+    result = fuzz.fuzz(adapter, seed=1, reference=accepted)
+    assert result.finding is not None
+    calls = result.finding.scenario.calls
+    port = replay(calls, Both).expected
+    # the difference is not the accepted mistake: with it accepted the answers still differ...
+    assert replay(calls, accepted).expected != port
+    # ...and it is the other one: with both accepted the port's answers are reproduced
+    both = fuzz.accepting(["ties-to-higher-position", "recent-made-candidates"])
+    assert replay(calls, both).expected == port
+
+
+def test_fuzz_accept_refuses_unknown_and_clashing_mistakes() -> None:
+    from conformance import fuzz
+
+    with pytest.raises(ValueError, match="unknown mutant"):
+        fuzz.accepting(["no-such-mistake"])
+    with pytest.raises(ValueError, match="same step"):
+        fuzz.accepting(["float32-accumulation", "kahan-summation"])
+
+
+# -- every FAIL line tells the truth -----------------------------------------------------------
+
+
+def test_catches_only_when_the_failure_is_what_the_vector_pins() -> None:
+    run = run_policy(mutants.lookup("ties-to-higher-position").factory)
+    by_id = {vector.id: vector for vector in suite()}
+    pinned = elsewhere = 0
+    for result in run.results:
+        if result.passed:
+            continue
+        vector = by_id[result.vector_id]
+        refusals = [i for i, call in enumerate(vector.calls) if call.expected_error]
+        assert bool(result.catches) != bool(result.elsewhere), result.vector_id
+        if refusals:
+            # the refusals are right (ties are not about refusing): the failure is a later evict
+            assert result.op == "evict" and result.call_index not in refusals
+            assert not result.catches
+            assert result.elsewhere.startswith("this vector pins: ")
+            assert f"at call {result.call_index} (evict)" in result.elsewhere
+            assert "it evicted other positions" in result.elsewhere
+            elsewhere += 1
+        elif result.vector_id.startswith("ties/"):
+            assert "tie" in result.catches.lower()
+            pinned += 1
+    assert pinned and elsewhere
+
+
+def test_a_crash_shows_no_catches_text_about_something_else() -> None:
+    class Crashes(SnapKV):
+        """Dies on the first eviction that has anything to evict."""
+
+        def select(self, pooled: Any, count: int) -> Any:
+            raise IndexError("index 3 is out of bounds for axis 0 with size 3")
+
+    run = run_policy(Crashes)
+    crashes = [r for r in run.results if r.verdict == "crash"]
+    assert crashes
+    for result in crashes:
+        assert not result.catches, result.vector_id
+        assert "the adapter crashed" in result.elsewhere
+        assert f"at call {result.call_index} (evict)" in result.elsewhere
+
+
+def test_a_tie_broken_the_wrong_way_names_the_tied_positions() -> None:
+    from conformance import diagnosis
+
+    run = run_policy(mutants.lookup("ties-to-higher-position").factory)
+    ties = next(r for r in run.results if r.vector_id == "ties/lower-position-first")
+    assert ties.divergence == "ties"
+    assert ties.diagnosis is not None
+    assert "Its scores equal the reference's at every kept position." in ties.diagnosis
+    assert "are tied at pooled score" in ties.diagnosis
+    assert "the port's tie went to the higher position" in ties.diagnosis
+    assert "unstable sort" in ties.diagnosis and "argpartition" in ties.diagnosis
+    vector = next(v for v in suite() if v.id == ties.vector_id)
+    assert ties.call_index is not None
+    tie = diagnosis.tied_selection(vector, ties.call_index, ties.actual)
+    assert tie is not None and tie.went_higher
+    assert set(tie.actual) <= set(tie.positions) and set(tie.expected) <= set(tie.positions)
+    # without the scores capability the tie is still named, from the reference alone
+    assert "are tied at pooled score" in diagnosis.without_scores(vector, ties)
+
+
+def test_a_malformed_evict_answer_gets_no_scores_diagnosis() -> None:
+    from conformance import checker, diagnosis
+
+    vector = next(v for v in suite() if v.id == "ties/lower-position-first")
+    index = next(i for i, call in enumerate(vector.calls) if call.op == "evict")
+    answers: list[dict[str, Any]] = [{"ok": True} for _ in vector.calls]
+    answers[index] = {"ok": True, "victims": None}
+    result = checker.judge(vector, answers[: index + 1] + answers[index + 1 :])
+    assert result.verdict == checker.BROKEN_INVARIANT and result.rule == checker.NOT_INTEGERS
+    assert not diagnosis.wants_diagnosis(result)
+    assert "null" in result.message and "None" not in result.message
+
+
+def test_designed_vectors_are_listed_before_random_and_workload_ones() -> None:
+    run = run_policy(mutants.lookup("float32-accumulation").factory)
+    lines = [line for line in report.format_summary(run).splitlines() if line.startswith("FAIL ")]
+    generated = [triage.is_generated(line.split()[1].rstrip(":")) for line in lines]
+    assert generated == sorted(generated)
+    assert not generated[0] and generated[-1]

@@ -6,11 +6,10 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from conformance import cli
-from conformance.policy import SnapKV
+from conformance.mutants import lookup
 from conformance.validation import (
     FloatLiteral,
     check_document,
@@ -144,12 +143,7 @@ def test_duplicate_ids_across_files_are_reported(tmp_path):
 
 
 def test_replay_uses_the_given_policy_factory():
-    class TiesToHigher(SnapKV):
-        def select(self, pooled, count):
-            candidates = self.candidate_count()
-            keys = (-self._positions[:candidates], pooled[:candidates])
-            return np.lexsort(keys)[:count]
-
+    TiesToHigher = lookup("ties-to-higher-position").policy
     text = (MALFORMED / "wrong-victims.json").read_text()
     text = text.replace('"attn":[0.5,0.25]', '"attn":[0.0,0.5]')  # 0 and 1 now tie at 0.5
     assert check_document(text, None)[1] == []

@@ -5,7 +5,7 @@
  * of only whitespace is skipped, as the reference adapter does. `bye` answers and exits 0;
  * end of input exits 0.
  *
- * Judgement order (SPEC.md, decision 1): not an object / no integer id / unknown op / a
+ * Judgement order (SPEC.md §6, item 1): not an object / no integer id / unknown op / a
  * required field missing -> bad-request; then no-policy; then invalid-position; then
  * invalid-attention. Params, pos and seed must be JSON integers: 4.0 and 4e0 are refused.
  */

@@ -1,6 +1,8 @@
 /* json.c: the strict JSON reader declared in json.h. */
 #include "json.h"
 
+#include "decimal.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -307,60 +309,9 @@ int64_t json_integer(const json_doc *doc, size_t i) {
     return negative ? -(int64_t)magnitude : (int64_t)magnitude;
 }
 
-/* Exact powers of ten: every 10^k for k <= 22 is a double (5^22 < 2^53). */
-static const double EXACT_POW10[23] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,
-                                       1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
-                                       1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
-
-/* Clinger's fast path: when the digits form an integer m <= 2^53 and the power of ten e is in
- * [-22, 22], both m and 10^|e| are exact doubles, so m * 10^e or m / 10^-e is one IEEE
- * operation, correctly rounded: the same double strtod returns. Returns 0 when it does not
- * apply. (Most weights written as shortest float64 text have 16 digits or fewer and take it.) */
-static int fast_double(const char *t, const char *end, double *out) {
-    uint64_t m = 0;
-    int negative = 0, significant = 0, exponent = 0, exp_sign = 1, exp_value = 0;
-    if (*t == '-') {
-        negative = 1;
-        t++;
-    }
-    for (; t < end && is_digit(*t); t++) {
-        if (m == 0 && *t == '0') continue; /* leading zeros are not significant */
-        if (++significant > 19) return 0;
-        m = m * 10 + (uint64_t)(*t - '0');
-    }
-    if (t < end && *t == '.') {
-        for (t++; t < end && is_digit(*t); t++) {
-            exponent--;
-            if (m == 0 && *t == '0') continue;
-            if (++significant > 19) return 0;
-            m = m * 10 + (uint64_t)(*t - '0');
-        }
-    }
-    if (t < end && (*t == 'e' || *t == 'E')) {
-        t++;
-        if (*t == '+' || *t == '-') exp_sign = *t++ == '-' ? -1 : 1;
-        for (; t < end; t++) {
-            if (exp_value > 10000) return 0; /* far outside [-22, 22] whatever the digits */
-            exp_value = exp_value * 10 + (*t - '0');
-        }
-        exponent += exp_sign * exp_value;
-    }
-    if (m > (UINT64_C(1) << 53)) return 0;
-    if (m == 0) {
-        *out = negative ? -0.0 : 0.0;
-        return 1;
-    }
-    if (exponent < -22 || exponent > 22) return 0;
-    *out = exponent >= 0 ? (double)m * EXACT_POW10[exponent] : (double)m / EXACT_POW10[-exponent];
-    if (negative) *out = -*out;
-    return 1;
-}
-
 double json_double(const json_doc *doc, size_t i) {
     const char *t = doc->text + doc->nodes[i].start;
-    double value;
-    if (fast_double(t, t + doc->nodes[i].len, &value)) return value;
     /* The token is a validated JSON number followed by a byte strtod cannot take as part of
-     * it (see json_parse), so strtod reads exactly the token, correctly rounded. */
-    return strtod(t, NULL);
+     * it (see json_parse), as decimal_to_double requires. */
+    return decimal_to_double(t, t + doc->nodes[i].len);
 }

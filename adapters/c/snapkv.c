@@ -264,12 +264,29 @@ static void window_sums(snapkv *s) {
     }
 }
 
-/* pooled[i] = max(sums[j]) over kept indices j in [i - r, i + r] clamped to the list. A
- * monotonic deque of indices (in `work`) makes it O(kept) whatever the kernel. */
+/* pooled[i] = max(sums[j]) over kept indices j in [i - r, i + r] clamped to the list. For a
+ * small radius, 2r passes of elementwise maxima (each pass one neighbour offset, clamping by
+ * its bounds; branch-free and vectorisable). Otherwise a monotonic deque of indices (in
+ * `work`), O(kept) whatever the kernel. max is exact, so both give the same bits. */
 static void pool(snapkv *s) {
     size_t n = s->count, r = (size_t)(s->params.pool_kernel - 1) / 2;
     size_t head = 0, tail = 0, next = 0, i;
     uint32_t *dq = s->work;
+    if (n == 0) return; /* the arrays may not exist yet */
+    if (r <= 8) {
+        const double *sums = s->sums;
+        double *pooled = s->pooled;
+        size_t offset;
+        memcpy(pooled, sums, n * sizeof *pooled);
+        for (offset = 1; offset <= r && offset < n; offset++) {
+            for (i = 0; i + offset < n; i++) {
+                double right = sums[i + offset], left = sums[i];
+                pooled[i] = right > pooled[i] ? right : pooled[i];
+                pooled[i + offset] = left > pooled[i + offset] ? left : pooled[i + offset];
+            }
+        }
+        return;
+    }
     for (i = 0; i < n; i++) {
         size_t hi = r >= n - 1 - i ? n - 1 : i + r;
         size_t lo = i >= r ? i - r : 0;

@@ -3,7 +3,7 @@
  * Written from SPEC.md section 2 (the policy). The library does no I/O and knows nothing of
  * JSON; adapter.c puts protocol v1 around it.
  *
- * Memory (the seed's layout, sized by use): per kept slot a 4-byte position, a float32
+ * Memory (sized by use): per kept slot a 4-byte position, a float32
  * history ring, and scratch (two doubles for sums and pooled scores, one uint32 of work space
  * for pooling and selection, one flag byte). Ring columns are allocated lazily, as the cursor
  * first reaches them, so an obsWindow of 2^31 - 1 costs nothing until steps are observed.

@@ -1,5 +1,5 @@
 """Small-budget workloads shaped like decoding (SPEC.md §2 end to end): stationary heavy-hitter
-epochs like the seed's canonical trace, phrase-like runs of important tokens, and noisy
+epochs like a typical decode trace, phrase-like runs of important tokens, and noisy
 attention with freak weights.
 
 Each step's attention is a function of the kept list (the reference decides what is kept),

@@ -65,24 +65,20 @@ def add_count(parser: argparse.ArgumentParser, flag: str, default: int, help: st
 def load_vectors(paths: Sequence[str]) -> list[Vector]:
     """The runnable vectors under ``paths`` (default: the committed suite), sorted by id.
 
-    Raises ValueError with a message naming the file, field and reason for anything that stops
-    a run: a file that cannot be read or parsed, a vector the runner cannot use, or no vectors.
+    Raises ValueError with a one-line message naming the file, JSON pointer and reason for the
+    first file that stops a run: one that cannot be read or parsed, breaks the vector schema
+    (the loader's check, the same as ``validate``'s), or repeats an id; or no vectors.
     """
-    from conformance import resources, selection
-    from conformance.vectors import VectorError, iter_vector_files, load_suite
+    from conformance import resources
+    from conformance.vectors import VectorError, load_suite
 
+    roots = list(paths) or [str(resources.suite_dir())]
     try:
-        roots = list(paths) or [str(resources.suite_dir())]
-        # A file named twice (``vectors vectors/ties/x.json``) is one vector, not a duplicate id.
-        files: dict[Path, Path] = {}
-        for path in iter_vector_files(roots):
-            files.setdefault(path.resolve(), path)
-        vectors = load_suite(list(files.values())) if files else []
+        vectors = load_suite(roots)
     except (VectorError, FileNotFoundError) as error:
-        raise ValueError(f"invalid vectors: {error}") from None
-    problems = selection.runnable_problems(vectors)
-    if problems:
-        raise ValueError("invalid vectors:\n  " + "\n  ".join(problems))
+        raise ValueError(
+            f"invalid vector: {error} (snapkv-conformance validate lists every problem)"
+        ) from None
     if not vectors:
         raise ValueError(f"no vectors found in {', '.join(roots)}")
     return vectors

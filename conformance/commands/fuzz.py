@@ -14,8 +14,7 @@ import sys
 from typing import IO
 
 from conformance.commands._options import add_count, add_timeout, int_at_least, output_problem
-from conformance.commands.run import EXIT_FAILED, EXIT_OK
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, print_error
 
 HELP = "Fuzz an adapter against the reference; shrink the first difference to a vector."
 
@@ -56,6 +55,14 @@ def configure(parser: argparse.ArgumentParser) -> None:
         default=DEFAULT_SAVE,
         help=f"where to write the failing vector, as DIR/<id>.json (default ./{DEFAULT_SAVE})",
     )
+    parser.add_argument(
+        "--accept",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="treat the catalogued mistake NAME (see snapkv-conformance mutants) as the "
+        "reference, so that the next, different mistake is found (repeatable)",
+    )
     add_timeout(parser)
 
 
@@ -63,32 +70,19 @@ class FuzzProgress:
     """``fuzz: N examples`` rewritten in place on a terminal; silent elsewhere."""
 
     def __init__(self, stream: IO[str]) -> None:
-        self.stream = stream
-        self.enabled = bool(getattr(stream, "isatty", lambda: False)())
-        self._shown = False
+        from conformance.report import StatusLine
+
+        self.line = StatusLine(stream)
+        self.enabled = self.line.enabled
 
     def __call__(self, examples: int, shrinks: int | None) -> None:
-        if not self.enabled:
-            return
         text = f"fuzz: {examples} examples, no difference"
         if shrinks is not None:
             text = f"fuzz: difference found after {examples} examples; shrinking ({shrinks})"
-        self._write("\r" + text.ljust(self._width()))
-        self._shown = True
+        self.line.show(text)
 
     def finish(self) -> None:
-        if self._shown:
-            self._write("\r" + " " * self._width() + "\r")
-            self._shown = False
-
-    def _width(self) -> int:
-        from conformance.report import terminal_width
-
-        return terminal_width(self.stream)
-
-    def _write(self, text: str) -> None:
-        self.stream.write(text)
-        self.stream.flush()
+        self.line.finish()
 
 
 def _error(message: str) -> int:
@@ -109,6 +103,10 @@ def run(args: argparse.Namespace) -> int:
     problem = output_problem("--save", args.save, directory=True)
     if problem is not None:
         return _error(problem)
+    try:
+        reference = fuzz.accepting(args.accept) if args.accept else None
+    except ValueError as error:
+        return _error(f"--accept: {error}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     adapter = AdapterProcess(argv, args.timeout)
     try:
@@ -116,7 +114,10 @@ def run(args: argparse.Namespace) -> int:
     except (AdapterStartError, OSError) as error:
         return _error(f"the adapter cannot start: {error}")
     port = handshake.describe()
-    print(f"fuzzing {port} against the reference: seed {seed}, up to {args.max_examples} examples")
+    against = "the reference"
+    if args.accept:
+        against += " with " + " + ".join(dict.fromkeys(args.accept)) + " accepted"
+    print(f"fuzzing {port} against {against}: seed {seed}, up to {args.max_examples} examples")
     progress = FuzzProgress(sys.stderr)
     try:
         result = fuzz.fuzz(
@@ -125,6 +126,7 @@ def run(args: argparse.Namespace) -> int:
             seed=seed,
             max_shrinks=args.max_shrinks,
             progress=progress,
+            **({"reference": reference} if reference is not None else {}),
         )
     except fuzz.AdapterLost as error:
         progress.finish()

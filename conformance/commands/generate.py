@@ -6,7 +6,7 @@ import argparse
 from pathlib import Path
 
 from conformance.commands._options import output_problem
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, print_error
 
 HELP = "Regenerate the vector suite from the builders (--check: compare, write nothing)."
 
@@ -15,7 +15,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--out",
         metavar="DIR",
-        help="the suite directory to write or check (default: the committed suite)",
+        help="the suite directory to write or check (default, from a checkout of the kit: its "
+        "vectors/; an installed kit needs --out to write)",
     )
     parser.add_argument(
         "--check",
@@ -35,7 +36,7 @@ def _error(message: str) -> int:
 def out_problem(out: Path) -> str | None:
     """Why ``--out`` must not be written, or None.
 
-    Writing replaces every ``*.json`` file under it, so it must be a directory (or not exist
+    Writing rewrites or removes ``*.json`` files under it, so it must be a directory (or not exist
     yet) whose JSON files are all vectors: a mistyped ``--out`` (a file, ``schema/``, a project
     directory with a ``package.json``) is refused before anything is touched.
     """
@@ -46,6 +47,8 @@ def out_problem(out: Path) -> str | None:
     if problem is not None or not out.exists():
         return problem
     for path in sorted(out.rglob("*.json")):
+        if not path.is_file():  # a FIFO or socket named *.json is not read (nor touched)
+            continue
         try:
             with open(path, "rb") as source:
                 head = source.read(4096)
@@ -56,7 +59,7 @@ def out_problem(out: Path) -> str | None:
         ):
             return (
                 f'--out {out}: {path} is not a vector file (no "format": "{FORMAT}"); '
-                "generate replaces every *.json file under --out, so it writes only into a "
+                "generate rewrites and removes *.json files under --out, so it writes only into a "
                 "vector suite directory or a new one"
             )
     return None
@@ -64,10 +67,15 @@ def out_problem(out: Path) -> str | None:
 
 def run(args: argparse.Namespace) -> int:
     from conformance.generator import GenerationError, build_suite, diff_suite, write_suite
-    from conformance.resources import suite_dir
+    from conformance.resources import checkout_root, suite_dir
 
     if args.list:
         return _list()
+    if args.out is None and not args.check and checkout_root() is None:
+        return _error(
+            "--out DIR is required: an installed kit does not rewrite its own suite "
+            "(from a checkout, the default is its vectors/)"
+        )
     out = Path(args.out) if args.out else suite_dir()
     if args.check and out.exists() and not out.is_dir():
         return _error(f"--out {out}: exists and is not a directory")
@@ -85,11 +93,11 @@ def run(args: argparse.Namespace) -> int:
             print(line)
         if change.empty:
             print(f"{out}: up to date ({len(files)} vectors)")
-            return 0
+            return EXIT_OK
         print(f"{out}: differs from a fresh generation; run 'snapkv-conformance generate'")
-        return 1
+        return EXIT_FAILED
     try:
-        change = write_suite(out, files)  # staged beside --out and swapped in: all or nothing
+        change = write_suite(out, files)  # only the vector files change; all staged first
     except OSError as error:
         where = error.filename or out
         return _error(f"--out {out}: cannot write {where}: {error.strerror}; nothing changed")
@@ -99,7 +107,7 @@ def run(args: argparse.Namespace) -> int:
         f"{out}: {len(files)} vectors ({len(change.added)} added, {len(change.removed)} "
         f"removed, {len(change.changed)} changed)"
     )
-    return 0
+    return EXIT_OK
 
 
 def _list() -> int:
@@ -109,4 +117,4 @@ def _list() -> int:
         print(entry.name)
         for draft in entry.drafts():
             print(f"  {draft.id}")
-    return 0
+    return EXIT_OK

@@ -17,8 +17,7 @@ from conformance.commands._options import (
     load_vectors,
     output_problem,
 )
-from conformance.commands.run import EXIT_FAILED, EXIT_OK
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, print_error
 
 if TYPE_CHECKING:
     from conformance.matrix import Port

@@ -9,15 +9,14 @@ killed, 1 when any survives, 2 for a usage error or vectors that cannot be loade
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
 from conformance.commands._options import add_paths, load_vectors, output_problem
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
 
 HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
 
-EXIT_OK, EXIT_SURVIVOR, EXIT_USAGE = 0, 1, 2
+EXIT_SURVIVOR = EXIT_FAILED  # a mutant the suite does not kill
 SHOWN_IDS = 3
 #: The markers around the generated tables in README.md.
 BEGIN, END = "<!-- mutants:begin -->", "<!-- mutants:end -->"
@@ -67,6 +66,13 @@ def run(args: argparse.Namespace) -> int:
         if problem is not None:
             return _error(problem)
     if args.update_readme:  # checked before the long replay, then rewritten after it
+        from conformance.resources import checkout_root
+
+        if checkout_root() is None:
+            return _error(
+                "--update-readme rewrites the kit's own README tables; it runs only from a "
+                "checkout of the kit, not from an installed copy"
+            )
         try:
             with open(args.update_readme, encoding="utf-8") as source:
                 block = readme_block(source.read())
@@ -79,10 +85,17 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _error(str(error))
     from conformance.mutants.killing import kill_matrix
+    from conformance.report import StatusLine
 
-    matrix = kill_matrix(vectors, selected, progress=_progress if sys.stderr.isatty() else None)
-    if sys.stderr.isatty():
-        sys.stderr.write("\r\033[K")
+    status = StatusLine()
+
+    def progress(mutant: Any, done: int, total: int) -> None:
+        status.show(f"[{done}/{total}] {mutant.name}")
+
+    try:
+        matrix = kill_matrix(vectors, selected, progress=progress if status.enabled else None)
+    finally:
+        status.finish()
     print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
     failed = False
     if args.update_readme:
@@ -107,11 +120,6 @@ def run(args: argparse.Namespace) -> int:
 
 def _error(message: str) -> int:
     return print_error("mutants", message)
-
-
-def _progress(mutant: Any, done: int, total: int) -> None:
-    sys.stderr.write(f"\r\033[K[{done}/{total}] {mutant.name}")
-    sys.stderr.flush()
 
 
 def format_catalogue(catalogue: list[Any]) -> str:

@@ -19,11 +19,9 @@ from conformance.commands._options import (
     load_vectors,
     output_problem,
 )
-from conformance.exceptions import print_error
+from conformance.exceptions import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
 
 HELP = "Run the vector suite against an adapter and judge every answer."
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
 
 def default_adapter() -> list[str]:

@@ -7,19 +7,30 @@ position numbers) and the protected recent entries count as neighbours.
 
 from __future__ import annotations
 
-import numpy as np
+import bisect
+from collections import deque
+from collections.abc import Sequence
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
-from conformance.policy import SnapKV
+from conformance.policy import SnapKV, sliding_max
 
 
-def window_max(sums: np.ndarray, behind: int, ahead: int) -> np.ndarray:
-    """``max(sums[i - behind .. i + ahead])`` clamped to the list, for every ``i``."""
-    pooled = sums.copy()
-    for offset in range(1, min(ahead, len(sums) - 1) + 1):
-        np.maximum(pooled[:-offset], sums[offset:], out=pooled[:-offset])
-    for offset in range(1, min(behind, len(sums) - 1) + 1):
-        np.maximum(pooled[offset:], sums[:-offset], out=pooled[offset:])
+def window_max(sums: Sequence[float], behind: int, ahead: int) -> list[float]:
+    """``max(sums[i - behind .. i + ahead])`` clamped to the list, for every ``i`` (a
+    monotonic deque, as :func:`conformance.policy.sliding_max`, with a window off centre)."""
+    count = len(sums)
+    pooled: list[float] = []
+    window: deque[int] = deque()
+    right = 0  # the next index to enter the window
+    for i in range(count):
+        while right < count and right <= i + ahead:
+            while window and sums[window[-1]] <= sums[right]:
+                window.pop()
+            window.append(right)
+            right += 1
+        while window[0] < i - behind:
+            window.popleft()
+        pooled.append(sums[window[0]])
     return pooled
 
 
@@ -41,17 +52,13 @@ def radius(policy: SnapKV) -> int:
 class PoolOverPositionNumbers(SnapKV):
     """Pools each position over kept positions whose *numbers* are within ``r`` of its own."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
-        positions = self._positions[: self._count]
-        pooled = sums.copy()
-        for offset in range(1, min(radius(self), len(sums) - 1) + 1):
-            # Positions strictly increase, so a position within r by number is also within r
-            # kept entries; the test below keeps only the neighbours close enough by number.
-            near = positions[offset:] - positions[:-offset] <= radius(self)
-            ahead = np.where(near, sums[offset:], pooled[:-offset])
-            np.maximum(pooled[:-offset], ahead, out=pooled[:-offset])
-            behind = np.where(near, sums[:-offset], pooled[offset:])
-            np.maximum(pooled[offset:], behind, out=pooled[offset:])
+    def pool(self, sums: Sequence[float]) -> list[float]:
+        kept, r = self.kept, radius(self)
+        pooled = []
+        for position in kept:
+            low = bisect.bisect_left(kept, position - r)
+            high = bisect.bisect_right(kept, position + r)
+            pooled.append(max(sums[low:high]))
         return pooled
 
 
@@ -69,7 +76,7 @@ FORWARD_WITNESS = Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [1.0, 0.25,
 class ForwardOnlyPooling(SnapKV):
     """Pools over ``[i, i + r]`` only."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
+    def pool(self, sums: Sequence[float]) -> list[float]:
         return window_max(sums, 0, radius(self))
 
 
@@ -84,7 +91,7 @@ class ForwardOnlyPooling(SnapKV):
 class BackwardOnlyPooling(SnapKV):
     """Pools over ``[i - r, i]`` only."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
+    def pool(self, sums: Sequence[float]) -> list[float]:
         return window_max(sums, radius(self), 0)
 
 
@@ -98,7 +105,7 @@ class BackwardOnlyPooling(SnapKV):
 class KernelAsRadius(SnapKV):
     """Pools over ``[i - poolKernel, i + poolKernel]``."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
+    def pool(self, sums: Sequence[float]) -> list[float]:
         kernel = self.params.poolKernel
         return window_max(sums, kernel, kernel)
 
@@ -114,12 +121,14 @@ class KernelAsRadius(SnapKV):
 class WrapAroundPooling(SnapKV):
     """Pools over ``[i - r, i + r]`` modulo the kept count (the ends wrap round)."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
-        pooled = sums.copy()
-        for offset in range(1, min(radius(self), len(sums) - 1) + 1):
-            np.maximum(pooled, np.roll(sums, offset), out=pooled)
-            np.maximum(pooled, np.roll(sums, -offset), out=pooled)
-        return pooled
+    def pool(self, sums: Sequence[float]) -> list[float]:
+        count = len(sums)
+        r = min(radius(self), count - 1)
+        if r <= 0:
+            return list(sums)
+        # The list with r entries of the other end on each side: its inner windows wrap.
+        wrapped = [*sums[count - r :], *sums, *sums[:r]]
+        return sliding_max(wrapped, r)[r : r + count]
 
 
 @mutant(
@@ -133,12 +142,19 @@ class WrapAroundPooling(SnapKV):
 class AveragePooling(SnapKV):
     """Pooled score = sum over the clamped window / ``poolKernel`` (avg_pool1d with padding)."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
-        total = sums.copy()
-        for offset in range(1, min(radius(self), len(sums) - 1) + 1):
-            total[:-offset] += sums[offset:]
-            total[offset:] += sums[:-offset]
-        return total / self.params.poolKernel
+    def pool(self, sums: Sequence[float]) -> list[float]:
+        count = len(sums)
+        r = min(radius(self), count - 1)
+        pooled = []
+        for i in range(count):
+            total = sums[i]
+            for offset in range(1, r + 1):  # right neighbour, then left, nearest first
+                if i + offset < count:
+                    total += sums[i + offset]
+                if i - offset >= 0:
+                    total += sums[i - offset]
+            pooled.append(total / self.params.poolKernel)
+        return pooled
 
 
 @mutant(
@@ -156,11 +172,9 @@ class AveragePooling(SnapKV):
 class RecentExcludedFromPooling(SnapKV):
     """Pools the candidates among themselves; the recent entries do not defend neighbours."""
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
+    def pool(self, sums: Sequence[float]) -> list[float]:
         candidates = self.candidate_count()
-        pooled = sums.copy()
-        pooled[:candidates] = super().pool(sums[:candidates])
-        return pooled
+        return [*super().pool(sums[:candidates]), *sums[candidates:]]
 
 
 @mutant(
@@ -177,12 +191,14 @@ class RecentExcludedFromPooling(SnapKV):
 class PoolThenSum(SnapKV):
     """Max-pools every ring column over the window, then sums the pooled columns."""
 
-    def window_sums(self) -> np.ndarray:
-        width = min(self._history.shape[1], self.params.obsWindow)
-        sums = np.zeros(self._count, dtype=np.float64)
-        for column in range(width):
-            sums += super().pool(self._history[: self._count, column].astype(np.float64))
+    def window_sums(self) -> list[float]:
+        sums = [0.0] * len(self.rings)
+        width = max((len(ring.values) for ring in self.rings), default=0)
+        for slot in range(width):
+            column = [ring.values[slot] if slot < len(ring.values) else 0.0 for ring in self.rings]
+            for index, pooled in enumerate(super().pool(column)):
+                sums[index] += pooled
         return sums
 
-    def pool(self, sums: np.ndarray) -> np.ndarray:
-        return sums.copy()
+    def pool(self, sums: Sequence[float]) -> list[float]:
+        return list(sums)

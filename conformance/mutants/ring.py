@@ -7,13 +7,11 @@ history; a refused call changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-import numpy as np
-
 from conformance.mutants._base import EPS53, EVICT, Witness, mutant, params, ring_trap, step, steps
-from conformance.policy import FLOAT32_MAX, PolicyError, SnapKV
+from conformance.policy import FLOAT32_MAX, PolicyError, Ring, SnapKV, float32_literal
 
 # obsWindow 2: position 0 receives 1.0 in slot 0; a null step follows; the next weighted step
 # lands in slot 1 for the reference but overwrites slot 0 when a null step moved the cursor.
@@ -53,9 +51,9 @@ class NullAdvancesRing(SnapKV):
 class NullWritesZeros(SnapKV):
     """A null step is recorded as a step of all-zero weights (written, cursor advanced)."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         weights = super().check_attention(attn)
-        return np.zeros(self._count, dtype=np.float32) if weights is None else weights
+        return [0.0] * len(self.kept) if weights is None else weights
 
 
 @mutant(
@@ -70,7 +68,7 @@ class NullWritesZeros(SnapKV):
 class EmptyAttentionAsNull(SnapKV):
     """An empty attention list (legal only while nothing is kept) is treated like null."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         return None if attn == [] else super().check_attention(attn)
 
 
@@ -91,33 +89,31 @@ class StaleHistoryOnReuse(SnapKV):
     """An admitted position inherits the ring of the most recently evicted position."""
 
     def __init__(self, params: Mapping[str, Any], seed: int = 0) -> None:
+        self.freed: list[Ring] = []
         super().__init__(params, seed)
-        self._freed: list[np.ndarray] = []
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        victims = super().select(pooled, count)
-        self._freed.extend(self._history[index].copy() for index in sorted(victims))
-        return victims
+    def remove(self, victims: Iterable[int]) -> None:
+        victims = sorted(victims)
+        self.freed.extend(self.rings[index] for index in victims)
+        super().remove(victims)
 
     def admit(self, position: int) -> None:
         super().admit(position)
-        if self._freed:
-            ring = self._freed.pop()
-            # The ring only widens, so a freed ring always fits the current width.
-            self._history[self._count - 1, : len(ring)] = ring
+        if self.freed:
+            self.rings[-1] = self.freed.pop()
 
 
-def valid_prefix(attn: list[Any]) -> np.ndarray:
+def valid_prefix(attn: list[Any]) -> list[float]:
     """The float32 weights before the first one the reference refuses (for partial writes)."""
     prefix: list[float] = []
     for weight in attn:
-        if type(weight) not in (int, float) or not -FLOAT32_MAX <= weight <= FLOAT32_MAX:
+        if type(weight) not in (int, float):
             break
-        narrow = np.float32(weight)
-        if not np.isfinite(narrow) or narrow < 0:
+        narrow = float32_literal(weight)
+        if not 0 <= narrow <= FLOAT32_MAX:
             break
-        prefix.append(float(narrow))
-    return np.array(prefix, dtype=np.float32)
+        prefix.append(narrow)
+    return prefix
 
 
 @mutant(
@@ -134,15 +130,13 @@ def valid_prefix(attn: list[Any]) -> np.ndarray:
 class PartialWriteOnRefusal(SnapKV):
     """A refused weight list still writes the weights before the first bad one into the ring."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         try:
             return super().check_attention(attn)
         except PolicyError:
-            if isinstance(attn, list) and len(attn) == self._count:
-                prefix = valid_prefix(attn)
-                if prefix.size:
-                    self._ensure_width(self.slot + 1)
-                    self._history[: prefix.size, self.slot] = prefix
+            if isinstance(attn, list) and len(attn) == len(self.kept):
+                for ring, weight in zip(self.rings, valid_prefix(attn), strict=False):
+                    ring.write(self.slot, weight)
             raise
 
 
@@ -164,5 +158,5 @@ class RefusedStepStillAdmits(SnapKV):
             self.admit(position)
             raise
         if weights is not None:
-            self.record(weights)
+            self.write(weights)
         self.admit(position)

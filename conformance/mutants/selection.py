@@ -7,25 +7,11 @@ evicted (ties evict the lower position) and returned in ascending position order
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import replace
-
-import numpy as np
+import heapq
+from collections.abc import Sequence
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
 from conformance.policy import SnapKV
-
-
-@contextmanager
-def budget_override(policy: SnapKV, budget: int) -> Iterator[None]:
-    """Run the reference's evict as if the budget were ``budget`` (restored afterwards)."""
-    real = policy.params
-    policy.params = replace(real, budget=budget)
-    try:
-        yield
-    finally:
-        policy.params = real
 
 
 @mutant(
@@ -39,10 +25,9 @@ def budget_override(policy: SnapKV, budget: int) -> Iterator[None]:
 class TiesToHigherPosition(SnapKV):
     """Equal pooled scores evict the higher position."""
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        candidates = self.candidate_count()
-        positions = self._positions[:candidates]
-        return np.lexsort((-positions, pooled[:candidates]))[:count]
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
+        candidates = range(self.candidate_count())
+        return heapq.nsmallest(count, candidates, key=lambda index: (pooled[index], -index))
 
 
 @mutant(
@@ -55,13 +40,8 @@ class TiesToHigherPosition(SnapKV):
 class VictimsInRankOrder(SnapKV):
     """Returns the victims in rank order (lowest pooled score first), not ascending."""
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
-        victims = super().select(pooled, count)
-        self._rank_order = [int(self._positions[index]) for index in victims]
-        return victims
-
-    def order_victims(self, victims: np.ndarray) -> list[int]:
-        return self._rank_order
+    def order_victims(self, victims: Sequence[int]) -> list[int]:
+        return [self.kept[index] for index in victims]  # select gives them in rank order
 
 
 @mutant(
@@ -75,7 +55,7 @@ class VictimsInRankOrder(SnapKV):
 class OneVictimPerEvict(SnapKV):
     """Evicts at most one position per call."""
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
         return super().select(pooled, min(count, 1))
 
 
@@ -90,11 +70,9 @@ class OneVictimPerEvict(SnapKV):
 class EvictCountOffByOne(SnapKV):
     """Evicts down to ``budget - 1`` kept positions whenever it evicts at all."""
 
-    def evict(self) -> list[int]:
-        if self._count <= self.params.budget:
-            return []
-        with budget_override(self, self.params.budget - 1):
-            return super().evict()
+    def excess(self) -> int:
+        count = super().excess()
+        return count + 1 if count else 0
 
 
 @mutant(
@@ -111,11 +89,11 @@ class GreedyRescoring(SnapKV):
     """Evicts one victim at a time, recomputing sums and pooling after each removal."""
 
     def evict(self) -> list[int]:
-        budget = self.params.budget
         victims: list[int] = []
-        while self._count > budget:
-            with budget_override(self, self._count - 1):
-                victims += super().evict()
+        while self.excess() > 0:
+            chosen = self.select(self.pool(self.window_sums()), 1)
+            victims += self.order_victims(chosen)
+            self.remove(chosen)
         return sorted(victims)
 
 
@@ -129,7 +107,7 @@ class GreedyRescoring(SnapKV):
 class RankBySums(SnapKV):
     """Ranks candidates by their window sums; pooling is computed and ignored."""
 
-    def select(self, pooled: np.ndarray, count: int) -> np.ndarray:
+    def select(self, pooled: Sequence[float], count: int) -> list[int]:
         return super().select(self.window_sums(), count)
 
 
@@ -145,7 +123,7 @@ class RecentMadeCandidates(SnapKV):
     """Every kept position is a candidate: the recent window protects nothing."""
 
     def candidate_count(self) -> int:
-        return self._count
+        return len(self.kept)
 
 
 @mutant(
@@ -160,7 +138,7 @@ class RecentWindowOneShort(SnapKV):
     """Protects only the ``recentWindow - 1`` highest positions."""
 
     def candidate_count(self) -> int:
-        return min(super().candidate_count() + 1, self._count)
+        return min(super().candidate_count() + 1, len(self.kept))
 
 
 @mutant(

@@ -12,10 +12,16 @@ from __future__ import annotations
 import math
 from typing import Any
 
-import numpy as np
-
 from conformance.mutants._base import EVICT, Witness, mutant, params, step
-from conformance.policy import INT31_MAX, PolicyError, SnapKV, is_json_integer, parse_position
+from conformance.policy import (
+    INT31_MAX,
+    PolicyError,
+    SnapKV,
+    float32_literal,
+    is_json_integer,
+    narrow_attention,
+    parse_position,
+)
 
 ONE = params(1, 0, 1, 1)
 
@@ -67,7 +73,7 @@ class PositionCheckedAgainstKept(SnapKV):
     """Checks monotonicity against the highest kept position, not the highest admitted."""
 
     def check_position(self, pos: Any) -> int:
-        highest_kept = int(self.kept[-1]) if len(self.kept) else None
+        highest_kept = self.kept[-1] if self.kept else None
         return parse_position(pos, highest_kept)
 
 
@@ -100,7 +106,7 @@ class PositionsTruncated16Bit(SnapKV):
 
     def admit(self, position: int) -> None:
         super().admit(position & 0xFFFF)
-        self._last_admitted = position
+        self.last_admitted = position
 
 
 @mutant(
@@ -140,7 +146,7 @@ class AttentionJudgedBeforePosition(SnapKV):
         weights = self.check_attention(attn)
         position = self.check_position(pos)
         if weights is not None:
-            self.record(weights)
+            self.write(weights)
         self.admit(position)
 
 
@@ -157,14 +163,11 @@ class AdmittedBeforeRecording(SnapKV):
 
     def step(self, pos: Any, attn: Any) -> None:
         position = self.check_position(pos)
-        self._count += 1  # judge the length as if the position were already admitted
-        try:
-            weights = self.check_attention(attn)
-        finally:
-            self._count -= 1
+        # The length is judged as if the position were already admitted.
+        weights = narrow_attention(attn, len(self.kept) + 1)
         self.admit(position)
         if weights is not None:
-            self.record(weights)
+            self.write(weights)
 
 
 @mutant(
@@ -177,9 +180,9 @@ class AdmittedBeforeRecording(SnapKV):
 class WrongLengthBadRequest(SnapKV):
     """Refuses an attention list of the wrong length with bad-request."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
-        if isinstance(attn, list) and len(attn) != self._count:
-            raise PolicyError("bad-request", f"attn has {len(attn)} weights, want {self._count}")
+    def check_attention(self, attn: Any) -> list[float] | None:
+        if isinstance(attn, list) and len(attn) != len(self.kept):
+            raise PolicyError("bad-request", f"attn has {len(attn)} weights, want {len(self.kept)}")
         return super().check_attention(attn)
 
 
@@ -198,13 +201,15 @@ def _is_number(weight: Any) -> bool:
 class NegativeWeightsAccepted(SnapKV):
     """Accepts negative weights (and records them)."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         if not isinstance(attn, list):
             return super().check_attention(attn)
         negative = [_is_number(w) and w < 0 for w in attn]
         magnitudes = [abs(w) if n else w for w, n in zip(attn, negative, strict=True)]
         weights = super().check_attention(magnitudes)
-        return None if weights is None else np.where(negative, -weights, weights)
+        if weights is None:
+            return None
+        return [-w if n else w for w, n in zip(weights, negative, strict=True)]
 
 
 @mutant(
@@ -218,17 +223,16 @@ class NegativeWeightsAccepted(SnapKV):
 class RangeCheckedBeforeNarrowing(SnapKV):
     """Judges weights as float64 (finite, not negative), then narrows to float32."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         if not isinstance(attn, list) or not all(_is_number(w) for w in attn):
             return super().check_attention(attn)
         try:
             wide = [float(w) for w in attn]
         except OverflowError:
             return super().check_attention(attn)
-        if len(wide) != self._count or not all(math.isfinite(w) and w >= 0 for w in wide):
+        if len(wide) != len(self.kept) or not all(math.isfinite(w) and w >= 0 for w in wide):
             return super().check_attention(attn)
-        with np.errstate(over="ignore"):
-            return np.array(wide, dtype=np.float64).astype(np.float32)
+        return [float32_literal(w) for w in wide]  # may be float32 infinity
 
 
 @mutant(
@@ -242,11 +246,11 @@ class RangeCheckedBeforeNarrowing(SnapKV):
 class NegativeZeroRefused(SnapKV):
     """Refuses a weight whose float32 has the sign bit set, -0.0 included."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         weights = super().check_attention(attn)
-        if weights is not None and np.signbit(weights).any():
-            index = int(np.flatnonzero(np.signbit(weights))[0])
-            raise PolicyError("invalid-attention", f"attn[{index}] is negative: -0.0")
+        for index, weight in enumerate(weights or ()):
+            if math.copysign(1.0, weight) < 0:
+                raise PolicyError("invalid-attention", f"attn[{index}] is negative: -0.0")
         return weights
 
 
@@ -260,7 +264,7 @@ class NegativeZeroRefused(SnapKV):
 class BooleanWeightAccepted(SnapKV):
     """Accepts ``true``/``false`` weights as 1.0/0.0."""
 
-    def check_attention(self, attn: Any) -> np.ndarray | None:
+    def check_attention(self, attn: Any) -> list[float] | None:
         if isinstance(attn, list):
             attn = [int(w) if type(w) is bool else w for w in attn]
         return super().check_attention(attn)

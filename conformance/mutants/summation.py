@@ -12,51 +12,43 @@ other.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 
 from conformance.mutants._base import EPS53, mutant, ring_trap
-from conformance.policy import SnapKV
+from conformance.policy import Ring, SnapKV, float32_literal
 
 EPS24 = 2.0**-24  # half an ulp of 1.0 in float32
 
 
-class RowState(SnapKV):
-    """Keeps extra per-row float64/int64 arrays aligned with the reference's storage rows."""
-
-    ROW_ARRAYS: tuple[tuple[str, Any], ...] = ()
+class PerRow(SnapKV):
+    """Keeps one extra value per kept entry in ``self.per_row``, aligned with ``kept``."""
 
     def __init__(self, params: Mapping[str, Any], seed: int = 0) -> None:
+        self.per_row: list[Any] = []
         super().__init__(params, seed)
-        for name, dtype in self.ROW_ARRAYS:
-            setattr(self, name, np.zeros(len(self._positions), dtype=dtype))
+
+    def fresh(self) -> Any:
+        """The value of a newly admitted entry."""
+        return 0
 
     def admit(self, position: int) -> None:
         super().admit(position)
-        for name, _ in self.ROW_ARRAYS:
-            getattr(self, name)[self._count - 1] = 0
+        self.per_row.append(self.fresh())
 
-    def _grow_rows(self, rows: int) -> None:
-        super()._grow_rows(rows)
-        for name, dtype in self.ROW_ARRAYS:
-            grown = np.zeros(rows, dtype=dtype)
-            old = getattr(self, name)
-            grown[: len(old)] = old
-            setattr(self, name, grown)
+    def remove(self, victims: Iterable[int]) -> None:
+        gone = set(victims)
+        super().remove(gone)
+        self.per_row = [value for index, value in enumerate(self.per_row) if index not in gone]
 
-    def _compact(self, keep: np.ndarray) -> None:
-        count = self._count
-        super()._compact(keep)
-        for name, _ in self.ROW_ARRAYS:
-            array = getattr(self, name)
-            array[: self._count] = array[:count][keep]
 
-    def _columns(self) -> np.ndarray:
-        """The ring columns written so far (never-written columns are zeros)."""
-        width = min(self._history.shape[1], self.params.obsWindow)
-        return self._history[: self._count, :width]
+def full_ring(ring: Ring, obs: int) -> list[float]:
+    """The ring as a port stores it: ``obs`` slots, the unwritten ones zero (a huge window is
+    cut to the written slots: no witness or vector tells the two apart)."""
+    width = obs if obs <= 4096 else len(ring.values)
+    return ring.values + [0.0] * (width - len(ring.values))
 
 
 @mutant(
@@ -67,15 +59,19 @@ class RowState(SnapKV):
     keywords=("float32 accumulation", "float32 sum", "accumulated in float32"),
     witness=ring_trap(3, [[1.0, EPS24, EPS24], [1.0, EPS24]]),
 )
-class Float32Accumulation(RowState):
+class Float32Accumulation(SnapKV):
     """Sums slot by slot in index order, but in a float32 accumulator."""
 
-    def window_sums(self) -> np.ndarray:
-        sums = np.zeros(self._count, dtype=np.float32)
-        with np.errstate(over="ignore"):  # a float32 total can overflow; a real port's would
-            for column in self._columns().T:
-                sums += column
-        return sums.astype(np.float64)
+    def window_sums(self) -> list[float]:
+        sums = []
+        for ring in self.rings:
+            total = 0.0
+            for weight in ring.values:
+                # The float64 sum of two float32 values rounded to float32 is their float32
+                # sum (double rounding is harmless when 53 >= 2 * 24 + 2).
+                total = float32_literal(total + weight)
+            sums.append(total)
+        return sums
 
 
 @mutant(
@@ -85,11 +81,12 @@ class Float32Accumulation(RowState):
     keywords=("pairwise",),
     witness=ring_trap(8, [[1.0, 0.0, EPS53, EPS53, 0.0, 0.0, 0.0, 0.0], [1.0]]),
 )
-class PairwiseSummation(RowState):
+class PairwiseSummation(SnapKV):
     """``np.sum`` over the ring axis, in float64 (pairwise from 8 columns on)."""
 
-    def window_sums(self) -> np.ndarray:
-        return self._columns().astype(np.float64).sum(axis=1)
+    def window_sums(self) -> list[float]:
+        obs = self.params.obsWindow
+        return [float(np.sum(np.array(full_ring(ring, obs)))) for ring in self.rings]
 
 
 @mutant(
@@ -99,14 +96,20 @@ class PairwiseSummation(RowState):
     keywords=("reversed", "reverse order", "descending slot"),
     witness=ring_trap(3, [[1.0, EPS53, EPS53], [1.0]]),
 )
-class ReversedSlotOrder(RowState):
+class ReversedSlotOrder(SnapKV):
     """Sums the ring from slot ``obsWindow - 1`` down to slot 0."""
 
-    def window_sums(self) -> np.ndarray:
-        sums = np.zeros(self._count, dtype=np.float64)
-        for column in self._columns().T[::-1]:
-            sums += column
-        return sums
+    def window_sums(self) -> list[float]:
+        return [ordered_sum(ring.values, reversed(range(len(ring.values)))) for ring in self.rings]
+
+
+def ordered_sum(values: Sequence[float], slots: Iterable[int]) -> float:
+    """float64 sum from ``+0.0`` of ``values[s]`` for ``s`` in ``slots``, in that order (the
+    unwritten zero slots are left out: they add nothing to a sum that is not ``-0.0``)."""
+    total = 0.0
+    for slot in slots:
+        total += values[slot]
+    return total
 
 
 @mutant(
@@ -117,17 +120,15 @@ class ReversedSlotOrder(RowState):
     keywords=("chronological", "oldest first"),
     witness=ring_trap(3, [[0.0, EPS53, EPS53, 1.0], [0.0, 0.0, 0.0, 1.0]]),
 )
-class ChronologicalOrder(RowState):
+class ChronologicalOrder(SnapKV):
     """Sums the ring oldest first: slots ``slot .. obsWindow - 1``, then ``0 .. slot - 1``."""
 
-    def window_sums(self) -> np.ndarray:
-        columns = self._columns()
-        # Columns never written hold zeros and sit after every written one in chronological
-        # order, so starting at the cursor only matters when it is inside the written part.
-        start = self.slot if self.slot < columns.shape[1] else 0
-        sums = np.zeros(self._count, dtype=np.float64)
-        for index in [*range(start, columns.shape[1]), *range(start)]:
-            sums += columns[:, index]
+    def window_sums(self) -> list[float]:
+        sums = []
+        for ring in self.rings:
+            written = len(ring.values)
+            start = min(self.slot, written)
+            sums.append(ordered_sum(ring.values, [*range(start, written), *range(start)]))
         return sums
 
 
@@ -138,18 +139,23 @@ class ChronologicalOrder(RowState):
     keywords=("kahan", "compensated"),
     witness=ring_trap(3, [[1.0, EPS53, EPS53], [1.0]]),
 )
-class KahanSummation(RowState):
+class KahanSummation(SnapKV):
     """Kahan-compensated float64 sums in slot index order."""
 
-    def window_sums(self) -> np.ndarray:
-        total = np.zeros(self._count, dtype=np.float64)
-        compensation = np.zeros(self._count, dtype=np.float64)
-        for column in self._columns().T:
-            corrected = column - compensation
-            moved = total + corrected
-            compensation = (moved - total) - corrected
-            total = moved
-        return total
+    def window_sums(self) -> list[float]:
+        sums = []
+        for ring in self.rings:
+            total = compensation = 0.0
+            # The zero slots after the written ones still apply the pending compensation;
+            # a few of them reach a fixed point, after which the rest change nothing.
+            zeros = min(self.params.obsWindow - len(ring.values), 64)
+            for weight in [*ring.values, *[0.0] * zeros]:
+                corrected = weight - compensation
+                moved = total + corrected
+                compensation = (moved - total) - corrected
+                total = moved
+            sums.append(total)
+        return sums
 
 
 @mutant(
@@ -160,22 +166,21 @@ class KahanSummation(RowState):
     keywords=("running sum", "running total", "incremental"),
     witness=ring_trap(1, [[2.0**60, 1.0], [0.0, 0.5]]),
 )
-class RunningSum(RowState):
+class RunningSum(PerRow):
     """Keeps a float64 total per position: ``total = (total + new) - overwritten``."""
 
-    ROW_ARRAYS = (("_running", np.float64),)
+    def fresh(self) -> float:
+        return 0.0
 
-    def record(self, weights: np.ndarray) -> None:
-        count = self._count
-        if self.slot < self._history.shape[1]:
-            overwritten = self._history[:count, self.slot].astype(np.float64)
-        else:
-            overwritten = np.zeros(count, dtype=np.float64)
-        self._running[:count] = (self._running[:count] + weights) - overwritten
-        super().record(weights)
+    def write(self, weights: Sequence[float]) -> None:
+        slot = self.slot
+        for index, (ring, weight) in enumerate(zip(self.rings, weights, strict=True)):
+            overwritten = ring.values[slot] if slot < len(ring.values) else 0.0
+            self.per_row[index] = (self.per_row[index] + weight) - overwritten
+        super().write(weights)
 
-    def window_sums(self) -> np.ndarray:
-        return self._running[: self._count].copy()
+    def window_sums(self) -> list[float]:
+        return list(self.per_row)
 
 
 @mutant(
@@ -186,16 +191,11 @@ class RunningSum(RowState):
     keywords=("shared cursor", "per-position cursor", "own cursor"),
     witness=ring_trap(3, [[EPS53, EPS53, 1.0], [0.0, 0.0, 1.0]], lead=True),
 )
-class PerPositionCursor(RowState):
+class PerPositionCursor(PerRow):
     """Each kept position writes its ``t``-th observed weight to its own slot ``t % obsWindow``."""
 
-    ROW_ARRAYS = (("_writes", np.int64),)
-
-    def record(self, weights: np.ndarray) -> None:
-        count = self._count
-        columns = self._writes[:count] % self.params.obsWindow
-        if count:
-            self._ensure_width(int(columns.max()) + 1)
-            self._history[np.arange(count), columns] = weights
-        self._writes[:count] += 1
+    def write(self, weights: Sequence[float]) -> None:
+        for index, (ring, weight) in enumerate(zip(self.rings, weights, strict=True)):
+            ring.write(self.per_row[index] % self.params.obsWindow, weight)
+            self.per_row[index] += 1
         self.slot = (self.slot + 1) % self.params.obsWindow

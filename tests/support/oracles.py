@@ -1,14 +1,18 @@
 """Independent plain-Python oracles for the reference policy: SnapKV, TOVA and H2O.
 
-:class:`OracleSnapKV` is a transcription of the seed's pseudo-code with the rules of DESIGN §2,
-written from that text and not from ``conformance/policy.py``: lists of Python floats, float32
-narrowing through ``struct`` (``'f'``), sums by a ``for`` loop over slot indices 0 upward,
-pooling by explicit loops and victims chosen by sorting ``(pooled, position)``. It imports
-nothing from the package and no numpy, so a bug in the reference cannot leak into it.
+Why this exists next to ``conformance/policy.py``, which is itself plain Python: the reference
+is normative, so it must be checked against something that was *not* derived from it. This
+oracle is a deliberately different formulation of SPEC.md §2, written from the text: victims
+chosen by sorting every ``(pooled, position)`` pair (the reference takes the k smallest with a
+heap), pooling by a naive scan of each window (the reference slides a monotonic deque), sums
+recomputed from whole slot lists at every call (the reference keeps partial sums), float32
+narrowing one weight at a time, and refusals judged by its own code. It imports nothing from
+the package and no numpy, so a bug in the reference cannot leak into it. It is slow on big
+windows and budgets; the property tests keep their scenarios small.
 
-:class:`TovaOracle` and :class:`H2OOracle` are the two policies SnapKV reduces to (DESIGN §2,
-"Known reductions"), each written in its own terms: TOVA keeps each position's latest observed
-weight, H2O its cumulative attention. They know nothing about rings or pooling.
+:class:`TovaOracle` and :class:`H2OOracle` are the two policies SnapKV reduces to (SPEC.md
+§2.7), each written in its own terms: TOVA keeps each position's latest
+observed weight, H2O its cumulative attention. They know nothing about rings or pooling.
 
 The benchmark imports this file by path, so it must stay importable on its own.
 """
@@ -41,7 +45,7 @@ def to_float32(value: float) -> float:
 
 
 def narrow_weight(weight: Any) -> float:
-    """One attention weight as DESIGN §2 reads it; raise ``invalid-attention`` on any fault."""
+    """One attention weight as SPEC.md §2.3 reads it; raise ``invalid-attention`` on any fault."""
     if isinstance(weight, bool) or not isinstance(weight, int | float):
         raise OracleError("invalid-attention", f"not a number: {weight!r}")
     try:
@@ -119,7 +123,7 @@ def lowest(scores: list[float], positions: list[int], count: int) -> list[int]:
 
 
 class OracleSnapKV:
-    """SnapKV as the seed's pseudo-code says, with DESIGN §2's rules, in plain Python.
+    """SnapKV as SPEC.md §2 says, in plain Python.
 
     ``rings[i]`` is the history of ``kept[i]``: a list indexed by slot. It only grows as far as
     the highest slot written since admission; the slots past its end hold zero, and adding

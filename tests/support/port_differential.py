@@ -339,7 +339,11 @@ def port_output(argv: Sequence[str], stream: bytes, timeout: float = 60.0) -> by
 
 
 def float_bits(value: Any) -> str:
-    assert type(value) is float, f"score {value!r} is not written as a float"
+    """The float64 bits of a score; an integral score may be written as an integer (SPEC.md
+    §2.6: only the value read back counts), as Go's and JavaScript's encoders write ``1.0``."""
+    if type(value) is int and abs(value) <= 2**53:
+        value = float(value)
+    assert type(value) is float, f"score {value!r} is not written as a number"
     return struct.pack("<d", value).hex()
 
 

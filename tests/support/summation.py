@@ -1,6 +1,6 @@
 """Wrong ways to sum a history ring, and the ring a sequence of writes leaves behind.
 
-DESIGN §2 pins one summation: float64, from ``+0.0``, slot index 0 upward
+SPEC.md §2.4 pins one summation: float64, from ``+0.0``, slot index 0 upward
 (:func:`oracles.slot_order_sum`). Each function here is a plausible porting mistake; the tests
 build rings on which each one gives a different sum *and* a different victim, and the vector
 generator can use the same functions to check that a "summation trap" vector really traps.
@@ -88,7 +88,7 @@ ALTERNATIVES: dict[str, Callable[[Sequence[float], int], float]] = {
 
 
 def pinned_sum(writes: Sequence[float], obs: int) -> float:
-    """The sum DESIGN §2 pins, for the ring ``writes`` leave."""
+    """The sum SPEC.md §2.4 pins, for the ring ``writes`` leave."""
     return slot_order_sum(ring_after(writes, obs))
 
 

@@ -2,8 +2,8 @@
  *
  * Three runs, each through the library alone (no adapter, no JSON):
  *   defaults   budget 512, recentWindow 16, obsWindow 16, poolKernel 7, evict after every
- *              step, 4096 steps with attention: the steady state the seed's "about 45 KB at
- *              the defaults" describes;
+ *              step, 4096 steps with attention: the steady state, which should stay near
+ *              45 KB at the defaults (see README.md);
  *   batched    the same, but 64 steps between evictions (capacity must grow past budget + 1);
  *   huge       every parameter near 2^31 - 1 and 1000 observed steps: memory follows use.
  * For each it prints the library's own count (snapkv_footprint) and, on glibc, how much less

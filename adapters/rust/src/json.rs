@@ -31,6 +31,10 @@ pub enum Json {
     /// A string as UTF-16 code units.
     Str(Vec<u16>),
     Array(Vec<Json>),
+    /// A non-empty array whose every element is a literal with a fraction or an exponent:
+    /// the `Float` values, stored without a `Json` per element (building and dropping one per
+    /// weight was the larger part of the adapter's time on long attention lists).
+    Floats(Vec<f64>),
     /// Members in the order written; a repeated key is kept, and [`Json::get`] takes the last.
     Object(Vec<(Vec<u16>, Json)>),
 }
@@ -73,7 +77,7 @@ impl Json {
             Json::Int(_) | Json::BigInt(_) => "an integer",
             Json::Float(_) => "a non-integer number",
             Json::Str(_) => "a string",
-            Json::Array(_) => "an array",
+            Json::Array(_) | Json::Floats(_) => "an array",
             Json::Object(_) => "an object",
         }
     }
@@ -203,10 +207,36 @@ impl Reader<'_> {
         if self.enter(b']')? {
             return Ok(Json::Array(items));
         }
+        let first = self.at;
+        if let Some(floats) = self.floats()? {
+            return Ok(Json::Floats(floats));
+        }
+        // Not floats only: read the elements again as values (nested arrays balance the
+        // depth they enter, so `depth` is as it was at `first`).
+        self.at = first;
         loop {
             items.push(self.value()?);
             if !self.next_element(b']')? {
                 return Ok(Json::Array(items));
+            }
+        }
+    }
+
+    /// The elements of an array entered at `self.at` if every one is a literal with a
+    /// fraction or an exponent (the closing bracket consumed), or `None` at the first element
+    /// that is not one.
+    fn floats(&mut self) -> Result<Option<Vec<f64>>, ParseError> {
+        let mut floats = Vec::new();
+        loop {
+            if !matches!(self.peek(), Some(b'-' | b'0'..=b'9')) {
+                return Ok(None);
+            }
+            match self.number()? {
+                Json::Float(value) => floats.push(value),
+                _ => return Ok(None),
+            }
+            if !self.next_element(b']')? {
+                return Ok(Some(floats));
             }
         }
     }
@@ -451,6 +481,9 @@ pub fn write_value(out: &mut String, value: &Json) {
         Json::Float(_) => out.push_str("null"),
         Json::Str(units) => write_units(out, units),
         Json::Array(items) => write_seq(out, ('[', ']'), items, write_value),
+        Json::Floats(floats) => write_seq(out, ('[', ']'), floats, |out, float| {
+            write_value(out, &Json::Float(*float))
+        }),
         Json::Object(members) => write_seq(out, ('{', '}'), members, |out, (name, item)| {
             write_units(out, name);
             out.push(':');
@@ -486,6 +519,35 @@ mod tests {
 
     fn units(text: &str) -> Vec<u16> {
         text.encode_utf16().collect()
+    }
+
+    #[test]
+    fn arrays_of_float_literals_only_are_read_as_floats() {
+        assert_eq!(
+            ok("[0.5, 1e3 ,-2.5E-1]"),
+            Json::Floats(vec![0.5, 1000.0, -0.25])
+        );
+        // One integer literal, or any other value, and the array is read element by element.
+        assert_eq!(
+            ok("[0.5,1]"),
+            Json::Array(vec![Json::Float(0.5), Json::Int(1)])
+        );
+        assert_eq!(
+            ok("[[1.5],0.5,null]"),
+            Json::Array(vec![Json::Floats(vec![1.5]), Json::Float(0.5), Json::Null])
+        );
+        assert_eq!(
+            ok("[0.5,[2.5,[3]],{}]").type_name(),
+            "an array",
+            "nested containers re-read after a float prefix"
+        );
+        assert_eq!(ok("[]"), Json::Array(Vec::new()));
+        for bad in ["[0.5,]", "[0.5 0.25]", "[0.5,1.]", "[0.5", "[0.5,NaN]"] {
+            assert!(parse(bad.as_bytes()).is_err(), "{bad}");
+        }
+        let mut text = String::new();
+        write_value(&mut text, &ok("[0.5,0.25]"));
+        assert_eq!(text, "[0.5,0.25]");
     }
 
     #[test]

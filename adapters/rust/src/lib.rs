@@ -5,7 +5,7 @@
 //! step's attention into the ring and admits a position; [`SnapKV::evict`] removes the
 //! positions with the lowest max-pooled window sums outside the protected recent window.
 //!
-//! Memory layout (the seed's): 4-byte positions, float32 history, float64 scratch. The ring is
+//! Memory layout: 4-byte positions, float32 history, float64 scratch. The ring is
 //! stored column by column (`columns[s][i]` is `history[i][s]`), and a column is allocated only
 //! when its slot is first written, so `obsWindow` (and `budget`) may be as large as `2^31 - 1`
 //! without allocating anything up front: memory follows what the run actually uses.
@@ -85,7 +85,7 @@ pub struct Params {
 }
 
 impl Params {
-    /// The defaults for benchmarks and tools; the seed does not fix them.
+    /// The defaults for benchmarks and tools; SPEC.md does not fix them.
     pub const DEFAULT: Params = Params {
         budget: 512,
         recent_window: 16,

@@ -1,6 +1,6 @@
 //! Protocol v1 (SPEC.md §3): one JSON request per line in, one JSON response per line out.
 //!
-//! A request is judged in this order (SPEC.md, decision 1): not a JSON object, no integer
+//! A request is judged in this order (SPEC.md §6, item 1): not a JSON object, no integer
 //! `id`, an unknown `op` or a missing required field is `bad-request`; then `no-policy` for
 //! `step`/`evict`/`scores` before any accepted `new`; then `invalid-position`; then
 //! `invalid-attention`. Unknown extra fields are ignored. Nothing a caller sends panics.
@@ -146,6 +146,13 @@ impl Session {
         policy.check_position(position)?;
         let attn = match attn {
             Json::Null => None,
+            Json::Floats(floats) => {
+                // `as` from f64 to f32 rounds to nearest, ties to even, and overflows to
+                // infinity, which the policy refuses.
+                weights.clear();
+                weights.extend(floats.iter().map(|&wide| wide as f32));
+                Some(weights.as_slice())
+            }
             Json::Array(items) => {
                 narrow(items, weights)?;
                 Some(weights.as_slice())

@@ -1,0 +1,3 @@
+module snapkv
+
+go 1.21

@@ -1,0 +1,82 @@
+"""``snapkv-conformance bench``: a port's speed beside the reference adapter's.
+
+Exit status: 0 when the port's answers agreed with the reference's on every workload, 1 when
+they did not, 2 for a usage error or an adapter that cannot be started or timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import sys
+
+from conformance.commands._options import add_count, int_at_least, positive_float
+
+HELP = "Time an adapter against the reference adapter on standard decode workloads."
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    from conformance.bench import WORKLOADS
+
+    parser.add_argument(
+        "--adapter",
+        metavar="CMD",
+        required=True,
+        help="the adapter command, split like a POSIX shell splits it and run without a shell",
+    )
+    add_count(parser, "--repeats", 5, "interleaved runs of each adapter per workload (default 5)")
+    parser.add_argument(
+        "--workload",
+        action="append",
+        choices=[w.name for w in WORKLOADS],
+        help="run only this workload (repeatable; default: all). "
+        + "; ".join(w.describe() for w in WORKLOADS),
+    )
+    parser.add_argument(
+        "--steps",
+        type=int_at_least(1),
+        metavar="N",
+        help="decode steps per workload (default: each workload's own)",
+    )
+    parser.add_argument(
+        "--timeout",
+        type=positive_float,
+        default=600.0,
+        metavar="SECONDS",
+        help="seconds allowed for one adapter's whole run (default 600)",
+    )
+
+
+def _error(message: str) -> int:
+    print(f"snapkv-conformance bench: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    import dataclasses
+
+    from conformance import bench
+
+    try:
+        argv = shlex.split(args.adapter)
+    except ValueError as error:
+        return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
+    if not argv:
+        return _error("--adapter is empty")
+    workloads = [w for w in bench.WORKLOADS if not args.workload or w.name in args.workload]
+    if args.steps:
+        workloads = [dataclasses.replace(w, steps=args.steps) for w in workloads]
+    adapters = [("reference", bench.REFERENCE_ARGV), (args.adapter, argv)]
+    print(f"bench: {args.adapter} against the reference adapter; {bench.load_average()}")
+    try:
+        results = bench.bench(adapters, workloads, args.repeats, args.timeout)
+    except bench.BenchError as error:
+        return _error(str(error))
+    port = results[0].sides[1].timings[0].hello
+    print(f"port: {bench.identity(port)}")
+    print(bench.format_results(results, args.repeats))
+    print(f"after the run: {bench.load_average()}")
+    if not bench.agreed(results):
+        print("the port's answers differ from the reference's (see above)")
+        return 1
+    return 0

@@ -1,0 +1,35 @@
+"""Every stage's error derives from KitError and is named in its map; one-line errors."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from conformance import exceptions
+from conformance.driver import AdapterStartError
+from conformance.exceptions import EXIT_USAGE, KitError, print_error
+from conformance.generator import GenerationError
+from conformance.outputs import OutputError
+from conformance.selection import KnownFailuresError
+from conformance.vectors import VectorError
+
+
+@pytest.mark.parametrize(
+    "error", [VectorError, KnownFailuresError, GenerationError, AdapterStartError, OutputError]
+)
+def test_each_stage_error_is_a_kit_error_named_in_the_map(error):
+    assert issubclass(error, KitError)
+    assert f":class:`{error.__module__}.{error.__name__}`" in exceptions.__doc__
+
+
+def test_an_error_is_one_escaped_line_and_exit_2():
+    stream = io.StringIO()
+    assert print_error("run", "bad \x1b[2J name", stream) == EXIT_USAGE
+    assert stream.getvalue() == "snapkv-conformance run: error: bad \\e[2J name\n"
+
+
+def test_an_error_on_a_closed_stream_does_not_raise():
+    stream = io.StringIO()
+    stream.close()
+    assert print_error("run", "lost", stream) == EXIT_USAGE
