@@ -350,21 +350,21 @@ class Materialiser:
         """The requests of ``action``, each made against the state its predecessors left."""
         policy = self.session.policy
         if not isinstance(action, Run) or policy is None:
-            kept = 0 if policy is None else len(policy.kept)
+            count = 0 if policy is None else len(policy.kept)
             last = None if policy is None else policy.last_admitted
-            yield _request(action if not isinstance(action, Run) else Evict(), kept, last)
+            yield _request(action if not isinstance(action, Run) else Evict(), count, last)
             return
         duel = action.weights is not None and len(action.weights) > 1
         for _ in range(action.group):
-            kept, last = len(policy.kept), policy.last_admitted
-            attn = None if duel or action.weights is None else _cycle(action.weights, kept)
-            yield {"op": "step", "pos": _next_position(0, last), "attn": attn}
+            weights = None if duel else action.weights
+            attn = None if weights is None else _cycle(weights, len(policy.kept))
+            yield {"op": "step", "pos": _next_position(0, policy.last_admitted), "attn": attn}
         if not duel:
             return
         assert action.weights is not None
         length = min(max(policy.params.obsWindow, RUN_MIN), RUN_MAX)
         ring = _cycle(action.weights, length)
-        boundary = policy.last_admitted
+        boundary = -1 if policy.last_admitted is None else policy.last_admitted
         for t in range(length + action.extra):
             kept = [int(p) for p in policy.kept]
             attn = [
@@ -406,7 +406,7 @@ def _cycle(values: Sequence[float], count: int) -> list[float]:
     return [values[i % len(values)] for i in range(count)] if values else [0.0] * count
 
 
-def _request(action: Action, kept: int, last: int | None) -> dict[str, Any]:
+def _request(action: Step | Evict | BadStep | New, kept: int, last: int | None) -> dict[str, Any]:
     if isinstance(action, Evict):
         return {"op": "evict"}
     if isinstance(action, New):
