@@ -143,6 +143,10 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(error))
     finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
+    if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
+        from conformance.triage import triage
+
+        result.triage = triage(selected, result.results)
     # Protocol checks: each in a fresh session of its own, after the vectors.
     result.results.extend(
         protocol_checks.run_checks(
@@ -153,11 +157,6 @@ def run(args: argparse.Namespace) -> int:
             known_failures=known,
         )
     )
-
-    if not result.ok:
-        from conformance.triage import triage
-
-        result.triage = triage(selected, result.results)
     context = report.RunContext(
         paths=paths,
         patterns=args.patterns,
