@@ -73,7 +73,7 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import report, resources, runner, selection
+    from conformance import protocol_checks, report, resources, runner, selection
     from conformance.driver import AdapterStartError
     from conformance.outputs import write_text
 
@@ -103,12 +103,20 @@ def run(args: argparse.Namespace) -> int:
     paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
     try:
         vectors = load_vectors(paths)
-    except ValueError as error:
+        checks = protocol_checks.load_checks(paths)
+    except (ValueError, protocol_checks.CheckError) as error:
         return _error(str(error))
     selected = selection.select(vectors, args.patterns)
-    if not selected:
+    selected_checks = [
+        check
+        for check in checks
+        if not args.patterns or any(selection.matches(check.id, p) for p in args.patterns)
+    ]
+    if shard is not None:
+        selected_checks = [c for i, c in enumerate(selected_checks) if i % shard[1] == shard[0] - 1]
+    if not selected and not selected_checks:
         return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
-    unknown = sorted(known - {vector.id for vector in vectors})
+    unknown = sorted(known - {vector.id for vector in vectors} - {check.id for check in checks})
     for vector_id in unknown:
         print(
             f"warning: {args.known_failures} lists {vector_id!r}, which is not in the suite",
@@ -117,24 +125,38 @@ def run(args: argparse.Namespace) -> int:
 
     progress = report.ProgressLine(sys.stderr)
     try:
-        result = runner.run_suite(
-            selected,
-            adapter_argv,
-            jobs=args.jobs,
-            timeout=args.timeout,
-            shard=shard,
-            known_failures=known,
-            progress=progress,
-        )
+        if selected:
+            result = runner.run_suite(
+                selected,
+                adapter_argv,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                shard=shard,
+                known_failures=known,
+                progress=progress,
+            )
+        else:
+            result = runner.RunResult(
+                [], None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs
+            )
     except AdapterStartError as error:
         return _error(str(error))
     finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
-
-    if not result.ok:
+    if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
         from conformance.triage import triage
 
         result.triage = triage(selected, result.results)
+    # Protocol checks: each in a fresh session of its own, after the vectors.
+    result.results.extend(
+        protocol_checks.run_checks(
+            selected_checks,
+            adapter_argv,
+            timeout=args.timeout,
+            jobs=args.jobs,
+            known_failures=known,
+        )
+    )
     context = report.RunContext(
         paths=paths,
         patterns=args.patterns,
