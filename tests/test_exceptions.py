@@ -5,13 +5,13 @@ from __future__ import annotations
 import io
 
 import pytest
-from conformance.selection import KnownFailuresError
 
 from conformance import exceptions
 from conformance.driver import AdapterStartError
 from conformance.exceptions import EXIT_USAGE, KitError, print_error
 from conformance.generator import GenerationError
 from conformance.outputs import OutputError
+from conformance.suite_filter import KnownFailuresError
 from conformance.vectors import VectorError
 
 
