@@ -70,7 +70,7 @@ def dense_vector(steps: int, budget: int, seed: int = 0) -> Vector:
     return Vector(
         id="dense/long-stream",
         description="A long stream evicting after every step, for benchmarking only.",
-        tags=("evict",),
+        tags=("ring",),
         params=params,
         seed=0,
         calls=tuple(calls),

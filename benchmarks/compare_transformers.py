@@ -56,7 +56,7 @@ def main() -> int:
     model = AutoModelForCausalLM.from_pretrained(
         str(path.parent),
         gguf_file=path.name,
-        torch_dtype=torch.float32,
+        dtype=torch.float32,
         attn_implementation="eager",
     )
     model.eval()

@@ -261,10 +261,10 @@ class Tie:
 def reference_policy(vector: Vector, call_index: int) -> Any:
     """The reference policy just before ``call_index`` (None when no policy is in place)."""
     from conformance.adapter import Session
+    from conformance.replay import replay
 
     session = Session()
-    for index, call in enumerate(vector.calls[:call_index]):
-        session.handle({**call.request, "id": index})
+    replay([call.request for call in vector.calls[:call_index]], session=session)
     return session.policy
 
 

@@ -233,12 +233,11 @@ def replay_problems(
     The session keeps going after a mismatch: the policy's state does not depend on what the
     vector expected, so later calls are still judged fairly.
     """
-    from conformance.adapter import Session
+    from conformance.replay import replay
 
-    session = Session(factory)
     problems = []
-    for index, call in enumerate(vector.calls):
-        response = session.handle({**call.request, "id": index})
+    responses = replay([call.request for call in vector.calls], factory)
+    for index, (call, response) in enumerate(zip(vector.calls, responses, strict=True)):
         reason = _mismatch(call.op, call.expect, response)
         if reason:
             pointer = f"/calls/{index}" + ("/expect" if call.expect is not None else "")

@@ -291,9 +291,10 @@ class IdRegistry:
     def problem(self, vector_id: str, path: Path | None) -> VectorError | None:
         """The duplicate-id problem for ``vector_id`` read from ``path``, or None (recorded)."""
         if vector_id in self._first:
-            return VectorError(
-                path, "/id", f"duplicate id {vector_id!r}, also in {self._first[vector_id]}"
-            )
+            first = self._first[vector_id]
+            if first is not None and path is not None and first.resolve() == path.resolve():
+                return None  # one file named twice is one vector
+            return VectorError(path, "/id", f"duplicate id {vector_id!r}, also in {first}")
         self._first[vector_id] = path
         return None
 

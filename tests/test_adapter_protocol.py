@@ -16,8 +16,10 @@ import threading
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from conformance.adapter import serve
+from conformance.adapter import Session, serve
 from conformance.policy import SnapKV
 
 TIMEOUT = 60.0  # seconds; generous for a shared machine, but every wait is bounded
@@ -418,3 +420,103 @@ def test_garbage_over_pipes_gets_bad_request_and_the_session_goes_on() -> None:
     answers = [json.loads(raw) for raw in stdout.splitlines()]
     assert [a["error"]["kind"] for a in answers[:2]] == ["bad-request", "bad-request"]
     assert [a["id"] for a in answers] == [None, None, 1] and answers[2]["ok"] is True
+
+
+# -- the fast decoding path ------------------------------------------------------------------------
+
+HOSTILE_LINES = [
+    b'{"id":1,"op":"step","pos":1,"attn":[NaN]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[Infinity]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[1e5000]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[-1e400, 0.5]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[1000000000000000000000000000000000000000]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[18446744073709551616]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[-9223372036854775809]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[9223372036854775807, 0.5]}',
+    b'{"id":1,"op":"step","pos":123456789012345678901234567890,"attn":null}',
+    b'{"id":123456789012345678901234567890,"op":"evict"}',
+    b'{"id":1,"op":"new","params":{"budget":99999999999999999999,"recentWindow":1,'
+    b'"obsWindow":1,"poolKernel":1},"seed":0}',
+    b'{"id":1,"op":"new","params":{"budget":4,"recentWindow":1,"obsWindow":1,"poolKernel":1},'
+    b'"seed":18446744073709551617}',
+    b'{"id":1,"op":"new","params":[99999999999999999999],"seed":0}',
+    b'{"id":1,"op":"hello","protocol":18446744073709551617}',
+    b'{"id":1,"op":"step","pos":1,"attn":["\\ud800"]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[[99999999999999999999]]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[0.5],"x":' + b"[" * 70 + b"]" * 70 + b"}",
+    b'{"id":1,"op":"step","pos":1,"attn":[0.5],"x":' + b"[" * 2000 + b"]" * 2000 + b"}",
+    b'{"id":1,"op":"step","pos":1,"attn":[0.5],"pos":2}',
+    b'{"id":1,"op":"step","pos":1,"attn":[true, 0.5]}',
+    b'{"id":1,"op":"step","pos":1.0,"attn":[4.0, 4]}',
+    b'{"id":1,"op":"step","pos":-0,"attn":[-0.0]}',
+    b'\xef\xbb\xbf{"id":1,"op":"evict"}',
+    b'{"id":1,"op":"evict","x":"\xed\xa0\x80"}',
+    b'{"id":1,"op":"evict"}\x0c',
+    b'{"id":1,"op":"evict",}',
+    b'{"id":1,"op":"ev\\u0069ct"}',
+    b"[1]",
+    b'"x"',
+]
+
+
+def _strict_answers(lines: list[bytes]) -> list[bytes]:
+    from conformance import adapter
+
+    session = Session()
+    answers = []
+    for line in lines:
+        try:
+            request = adapter.decode(line)
+        except ValueError as error:
+            answer = adapter.refusal(
+                None, "bad-request", f"request is not a JSON object line: {error}"
+            )
+        else:
+            answer = session.handle(request)
+        answers.append(adapter.encode(answer))
+    return answers
+
+
+def _fast_answers(lines: list[bytes]) -> list[bytes]:
+    from conformance import adapter
+
+    session = Session()
+    return [adapter.encode(session.handle_line(line)) for line in lines]
+
+
+NEW_LINE = (
+    b'{"id":0,"op":"new","params":{"budget":3,"recentWindow":1,"obsWindow":2,"poolKernel":3},'
+    b'"seed":0}'
+)
+
+
+@pytest.mark.parametrize("line", HOSTILE_LINES)
+def test_the_fast_path_answers_every_hostile_line_as_the_strict_codec(line: bytes) -> None:
+    from conformance import adapter
+
+    assert adapter._orjson is not None, "orjson is installed with the kit"
+    lines = [NEW_LINE, b'{"id":5,"op":"step","pos":0,"attn":[]}', line]
+    assert _fast_answers(lines) == _strict_answers(lines)
+
+
+numbers = st.one_of(
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.floats(width=32, allow_nan=False, allow_infinity=False, min_value=0),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(numbers, max_size=6),
+    st.one_of(numbers, st.none()),
+    st.one_of(numbers, st.text(max_size=3)),
+)
+def test_the_fast_path_answers_random_numbers_as_the_strict_codec(attn, pos, extra) -> None:
+    lines = [
+        NEW_LINE,
+        json.dumps({"id": 2, "op": "step", "pos": pos, "attn": attn, "x": extra}).encode(),
+        json.dumps({"id": 3, "op": "step", "pos": 0, "attn": attn}).encode(),
+        json.dumps({"id": 4, "op": "new", "params": {"budget": pos}, "seed": pos}).encode(),
+    ]
+    assert _fast_answers(lines) == _strict_answers(lines)

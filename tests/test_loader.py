@@ -272,3 +272,16 @@ def test_run_refuses_a_schema_invalid_vector_in_one_line_before_sending_anything
     assert '"op":"new"' not in (log.read_text() if log.exists() else "")  # nothing of it sent
     _, problems = check_file(path)
     assert expected in [f"{p.pointer or '/'}: {p.reason}" for p in problems]
+
+
+def test_validate_counts_a_file_named_twice_once_and_flags_a_copy(tmp_path):
+    from conformance.validation import validate_paths
+
+    suite = write_suite(tmp_path / "s", [sample("a/one")])
+    one = suite / "a" / "one.json"
+    assert [p.reason for p in validate_paths([suite, one]).problems if p.pointer == "/id"] == []
+    copy = tmp_path / "other" / "a" / "one.json"
+    copy.parent.mkdir(parents=True)
+    copy.write_bytes(one.read_bytes())
+    reasons = [p.reason for p in validate_paths([suite, copy]).problems if p.pointer == "/id"]
+    assert reasons == [f"duplicate id 'a/one', also in {one}"]

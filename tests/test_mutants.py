@@ -21,8 +21,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.mutants import CATALOGUE, EQUIVALENT, FAMILIES, lookup, names
-from conformance.mutants._base import outcome, replay
+from conformance.mutants._base import outcome
 from conformance.policy import SnapKV, new_policy
+from conformance.replay import replay
 from conformance.scenarios import Scenario, scenarios
 from tests.test_policy_suite import expected_outcomes
 
@@ -46,8 +47,8 @@ def test_each_entry_names_its_rule_origin_and_keywords(mutant):
 @pytest.mark.parametrize("mutant", CATALOGUE, ids=lambda m: m.name)
 def test_each_mutant_differs_from_the_reference_on_its_witness(mutant):
     requests = mutant.witness.requests()
-    expected = [outcome(answer) for answer in replay(new_policy, requests)]
-    actual = [outcome(answer) for answer in replay(mutant.factory, requests)]
+    expected = [outcome(answer) for answer in replay(requests, new_policy)]
+    actual = [outcome(answer) for answer in replay(requests, mutant.factory)]
     assert actual != expected
 
 
@@ -206,7 +207,7 @@ def test_an_argued_equivalent_mistake_answers_every_scenario_like_the_reference(
     policy = EQUIVALENT_POLICIES[name]
     requests = list(scenario.calls)
     expected = [outcome(answer) for answer in scenario.expected]
-    assert [outcome(answer) for answer in replay(policy, requests)] == expected
+    assert [outcome(answer) for answer in replay(requests, policy)] == expected
 
 
 def test_no_vector_sends_an_integral_value_written_as_a_float():
@@ -283,17 +284,16 @@ def test_each_witness_vector_kills_its_mutant_through_the_checker(witness_suite)
         # The checker's verdict agrees with a plain comparison of the mutant's answers with
         # the expectations the reference wrote into the witness vector.
         own = by_id[f"mutant-traps/{row.mutant.name}"]
-        answers = replay(row.mutant.factory, [call.request for call in own.calls])
+        answers = replay([call.request for call in own.calls], row.mutant.factory)
         assert [outcome(answer) for answer in answers] != expected_outcomes(own)
         assert own.id in row.killers, row.mutant.name
 
 
 def test_the_reference_passes_every_witness_vector(witness_suite):
     from conformance.checker import judge
-    from conformance.mutants._base import replay
 
     for vector in witness_suite:
-        answers = replay(new_policy, [call.request for call in vector.calls])
+        answers = replay([call.request for call in vector.calls], new_policy)
         assert judge(vector, answers).passed, vector.id
 
 
@@ -347,7 +347,7 @@ def test_every_mutant_is_killed_by_a_vector_whose_description_names_the_mistake(
         catches = guard.description.partition("Catches:")[2].lower()
         words = (row.mutant.name, *row.mutant.keywords)
         assert any(word.lower() in catches for word in words), (row.mutant.name, guard.id)
-        answers = replay(row.mutant.factory, [call.request for call in guard.calls])
+        answers = replay([call.request for call in guard.calls], row.mutant.factory)
         assert [outcome(answer) for answer in answers] != expected_outcomes(guard)
 
 

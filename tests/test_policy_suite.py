@@ -13,8 +13,9 @@ from typing import Any
 import pytest
 
 from conformance import resources
-from conformance.mutants._base import outcome, replay
+from conformance.mutants._base import outcome
 from conformance.policy import fast_policy, new_policy
+from conformance.replay import replay
 from conformance.vectors import Vector, load_suite
 
 SUITE = load_suite([resources.suite_dir()])
@@ -37,6 +38,6 @@ def expected_outcomes(vector: Vector) -> list[tuple[Any, ...]]:
 def test_the_committed_suite_replays_on_the_reference(factory: Any) -> None:
     assert len(SUITE) > 100
     for vector in SUITE:
-        answers = replay(factory, [call.request for call in vector.calls])
+        answers = replay([call.request for call in vector.calls], factory)
         actual = [outcome(answer) for answer in answers]
         assert actual == expected_outcomes(vector), vector.id

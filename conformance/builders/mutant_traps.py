@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 from conformance.builders import Draft, builder
 from conformance.mutants import lookup
-from conformance.mutants._base import Mutant, replay
-from conformance.policy import new_policy
+from conformance.mutants._base import Mutant
+from conformance.replay import replay
 
 #: Mutants that get a trap vector, with the tags of the vector (from ``vectors/TAGS.md``).
 TRAPPED: dict[str, tuple[str, ...]] = {
@@ -38,7 +38,7 @@ TRAPPED: dict[str, tuple[str, ...]] = {
 def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:
     """The witness of ``mutant`` as a draft, refusals marked as the reference refuses them."""
     witness = mutant.witness
-    answers = replay(new_policy, witness.requests())
+    answers = replay(witness.requests())
     kinds = [None if answer["ok"] else answer["error"]["kind"] for answer in answers]
     draft = Draft(
         f"mutant-traps/{mutant.name}",

@@ -1,4 +1,4 @@
-"""The shape of a catalogue entry, and the in-process replay that judges mutants.
+"""The shape of a catalogue entry, its witness scenario, and what a response decides.
 
 A mutant is a subclass of the reference :class:`~conformance.policy.SnapKV` that overrides one
 step with a plausible porting mistake. Each family module registers its mutants with
@@ -16,8 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.adapter import Session
-from conformance.policy import PolicyFactory, SnapKV
+from conformance.policy import SnapKV
 from conformance.text import split_description
 
 Request = dict[str, Any]
@@ -159,15 +158,6 @@ def mutant(
 def registered() -> tuple[Mutant, ...]:
     """Every mutant registered so far, in registration order."""
     return tuple(_REGISTRY)
-
-
-def replay(factory: PolicyFactory, requests: Sequence[Request]) -> list:
-    """Answer ``requests`` (without ids) in one fresh session; return the responses.
-
-    Each request gets the id of its index. The session never raises, so neither does this.
-    """
-    session = Session(factory)
-    return [session.handle({"id": index, **request}) for index, request in enumerate(requests)]
 
 
 def outcome(response: Mapping[str, Any]) -> tuple:
