@@ -173,11 +173,13 @@ class _Search:
     def __init__(
         self,
         target: Target,
+        max_examples: int,
         max_shrinks: int,
         progress: Progress | None,
         reference: PolicyFactory = new_policy,
     ) -> None:
         self.target = target
+        self.max_examples = max_examples
         self.reference = reference
         self.max_shrinks = max_shrinks
         self.progress = progress
@@ -186,8 +188,11 @@ class _Search:
         self.best: tuple[Scenario, Difference] | None = None
 
     def check(self, data: st.DataObject) -> None:
-        spent = self.found_at and self.run - self.found_at >= self.max_shrinks
-        self.run += 1
+        # Hypothesis may draw a few more examples than max_examples (it does not count some);
+        # stopping here keeps "up to N examples" true.
+        over_budget = not self.found_at and self.run >= self.max_examples
+        spent = over_budget or (self.found_at and self.run - self.found_at >= self.max_shrinks)
+        self.run += not over_budget  # a scenario drawn only to stop is not counted
         found: list[Difference] = []
 
         def observe(calls: Sequence[dict[str, Any]], expected: Sequence[dict[str, Any]]) -> bool:
@@ -248,7 +253,7 @@ def fuzz(
     the port is known to make (see :func:`accepting`), so that the next, different mistake is
     found rather than the known one again.
     """
-    search = _Search(target, max_shrinks, progress, reference)
+    search = _Search(target, max_examples, max_shrinks, progress, reference)
 
     @settings(
         max_examples=max_examples,
@@ -362,3 +367,14 @@ def save_vector(vector: Vector, directory: str | Path) -> Path:
     path = Path(directory) / f"{vector.id}.json"
     write_text(path, dumps_vector(vector))
     return path
+
+
+def in_the_way(directory: str | Path, vector: Vector) -> Path | None:
+    """The path that stops ``vector`` being saved under ``directory``: the first of its
+    parent directories that exists and is not a directory (``<directory>/fuzz`` a file)."""
+    path = Path(directory)
+    for part in Path(vector.id).parent.parts:
+        path = path / part
+        if path.exists() and not path.is_dir():
+            return path
+    return None

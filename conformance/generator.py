@@ -20,6 +20,7 @@ other vector.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -132,7 +133,21 @@ def build_suite(
                 listing = "\n  ".join(str(problem) for problem in problems)
                 raise GenerationError(f"builder {entry.name} made an invalid vector:\n  {listing}")
             files[relative] = text
+    if builders is None:
+        files.update(_protocol_check_files(validate))
     return dict(sorted(files.items()))
+
+
+def _protocol_check_files(validate: bool) -> dict[str, str]:
+    """The protocol checks (``protocol/*.json``), generated beside the vectors."""
+    from conformance import protocol_checks
+
+    files = protocol_checks.check_files(protocol_checks.build_checks())
+    for relative, text in files.items():
+        problems = protocol_checks.check_problems(json.loads(text), relative) if validate else []
+        if problems:
+            raise GenerationError(f"invalid protocol check {relative}:\n  " + "\n  ".join(problems))
+    return files
 
 
 @dataclass

@@ -16,7 +16,7 @@ with the reference's own answers, which are the only source of expectations.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -127,7 +127,33 @@ class New:
     fault: str | None  # None: a valid re-construction; else one of BAD_NEW
 
 
-Action = Step | Evict | BadStep | New
+@dataclass(frozen=True)
+class Run:
+    """A long run of steps, one position apart.
+
+    Without weights, ``group`` null steps; with one weight, ``group`` steps giving every kept
+    position that weight: long groups of exactly equal scores, where an unstable sort shows.
+    With several, a duel of summation orders: ``group`` null steps admit more positions, then
+    ``n + extra`` steps write the ``weights`` cycled to ``n`` values (``n`` the ring's length,
+    within :data:`RUN_MIN` and :data:`RUN_MAX`) to every position kept before them, rotated by
+    one slot per position: the ``i``-th is given ``ring[(i + t) % n]`` at the run's step
+    ``t``. Those duellists then hold the same weights in other slot orders, so their sums
+    differ only by rounding, and the order of summation decides which of them the next evict
+    takes. The positions the run admits get :data:`ABOVE_DUEL`, out of the duel's way.
+    """
+
+    group: int
+    extra: int
+    weights: tuple[float, ...] | None
+
+
+#: The ring lengths a duel writes: up to the real window sizes, and short enough to stay quick.
+RUN_MIN, RUN_MAX = 8, 260
+#: Above any duellist's sum (at most 265 weights of at most 2^20 (1 + 3 x 2^-23) each).
+ABOVE_DUEL = 2.0**30
+
+
+Action = Step | Evict | BadStep | New | Run
 
 
 @cache
@@ -147,6 +173,14 @@ def _integers(low: int, high: int) -> st.SearchStrategy[int]:
 
 
 _ANY_FLOAT32 = st.floats(0.0, FLOAT32_MAX, width=32, allow_subnormal=True)
+#: A power of two from 2^-40 to 2^20, or one to three float32 ulps above it, mostly from the
+#: two ends: a sum of large ones and tiny ones with low bits set needs more than float64's 53
+#: bits, so it rounds, and differently in every order of summation.
+WIDE_WEIGHTS = st.builds(
+    lambda exponent, ulps: float32_literal(2.0**exponent * (1.0 + ulps * 2.0**-23)),
+    st.one_of(st.integers(-40, -28), st.integers(10, 20), st.integers(-40, 20)),
+    st.integers(0, 3),
+)
 # Zeros and ones twice: ties come from equal weights. An index past the table draws any float32.
 _WEIGHT_TABLE = (0.0, 1.0, 0.0, 1.0, 2.0, 3.0, 4.0, *SPECIAL_WEIGHTS)
 _WEIGHT_INDEX = st.integers(0, len(_WEIGHT_TABLE) + 2)
@@ -163,6 +197,7 @@ def _weight(draw: st.DrawFn) -> float:
 #: One exact float32 weight, mostly from :data:`SPECIAL_WEIGHTS` or small integers.
 WEIGHTS = _weight()
 _WEIGHT_LISTS = st.lists(WEIGHTS, max_size=5).map(tuple)
+_WIDE_LISTS = st.lists(WIDE_WEIGHTS, min_size=2, max_size=12).map(tuple)
 
 
 def _sized(draw: st.DrawFn, small: tuple[int, int], medium: tuple[int, int]) -> int:
@@ -177,20 +212,49 @@ def _params(draw: st.DrawFn) -> dict[str, int]:
     recent = {"zero": 0, "max": budget - 1}.get(recent) or draw(_integers(0, min(budget - 1, 6)))
     # obsWindow 1 makes the ring trivial (no wrap, nothing for a null step to skip): rarer.
     obs = 1 if _weighted(draw, (3, "other"), (1, "one")) == "one" else _sized(draw, (2, 4), (1, 40))
+    return {"budget": budget, "recentWindow": recent, "obsWindow": obs, "poolKernel": _kernel(draw)}
+
+
+def _kernel(draw: st.DrawFn) -> int:
     # A wide kernel lets one high sum mask the others: kernel 1 and 3 are the commonest.
     kernel = _weighted(draw, (4, 1), (2, 3), (3, "odd"), (1, INT31_MAX))
-    kernel = draw(_sampled((5, 7, 9))) if kernel == "odd" else kernel
-    return {"budget": budget, "recentWindow": recent, "obsWindow": obs, "poolKernel": kernel}
+    return int(draw(_sampled((5, 7, 9))) if kernel == "odd" else kernel)
+
+
+@st.composite
+def _duel_params(draw: st.DrawFn) -> dict[str, int]:
+    # Window sizes real configurations use, where numpy goes pairwise (8 and up) and SIMD
+    # loops take 4 to 16 lanes; the budget is set by the duel (see play).
+    obs = _weighted(draw, (3, 8), (2, 9), (3, 16), (2, 17), (2, 32), (1, 64), (1, 256))
+    recent = draw(_integers(0, 2))
+    return {"budget": 1, "recentWindow": recent, "obsWindow": obs, "poolKernel": _kernel(draw)}
 
 
 #: Valid construction parameters: mostly tiny, now and then ``2^31 - 1``.
 PARAMS = _params()
+#: Parameters for a scenario that opens with a duel of summation orders: real window sizes.
+DUEL_PARAMS = _duel_params()
+#: Whether a scenario opens with a duel (a third of them do); shrinks toward not.
+_OPENING = _sampled(("plain", "plain", "duel"))
+_DUEL = st.builds(
+    Run,
+    _sampled((8, 12, 17, 24, 33)),
+    _sampled((0, 1, 3, 2, 5)),
+    _WIDE_LISTS,
+)
 SEEDS = st.integers(0, INT31_MAX)
 
 
 @st.composite
 def _action(draw: st.DrawFn) -> Action:
-    kind = _weighted(draw, (10, "step"), (5, "null"), (1, "refused"), (1, "new"))
+    kind = _weighted(draw, (10, "step"), (5, "null"), (1, "refused"), (1, "new"), (1, "run"))
+    if kind == "run":
+        shape = _weighted(draw, (3, "duel"), (1, "null"), (1, "flat"))
+        if shape == "duel":
+            group = draw(_sampled((8, 12, 17, 24, 33)))
+            return Run(group, draw(_sampled((0, 1, 3, 2, 5))), draw(_WIDE_LISTS))
+        group = draw(_sampled((17, 33, 65, 129)))
+        return Run(group, 0, None if shape == "null" else (draw(WEIGHTS),))
     if kind == "new":
         fault = _weighted(draw, (1, None), (1, "fault"))
         return New(draw(PARAMS), draw(SEEDS), fault and draw(_sampled(BAD_NEW)))
@@ -229,7 +293,16 @@ def play(
     ``reference`` answers the calls (a catalogued mistake, to fuzz past a known difference).
     """
     session = Materialiser(reference)
-    done = session.add([New(draw(PARAMS), draw(SEEDS), None)])
+    if draw(_OPENING) == "duel":
+        duel, params = draw(_DUEL), dict(draw(DUEL_PARAMS))
+        # The run leaves the duellists and its own positions kept; this budget makes the evict
+        # after it take half of the duellists, so their order decides which half.
+        run = min(max(params["obsWindow"], RUN_MIN), RUN_MAX) + duel.extra
+        params["budget"] = run + duel.group - duel.group // 2
+        params["recentWindow"] = min(params["recentWindow"], params["budget"] - 1)
+        done = session.add([New(params, draw(SEEDS), None), duel, Evict()])
+    else:
+        done = session.add([New(draw(PARAMS), draw(SEEDS), None)])
     rounds = 0
     while not (observe is not None and observe(*done)):
         if rounds == MAX_ROUNDS or (rounds >= MIN_ROUNDS and not draw(_ANOTHER)):
@@ -268,12 +341,36 @@ class Materialiser:
         """Place ``actions``; return their requests and the reference's answers."""
         start = len(self.calls)
         for action in actions:
-            policy = self.session.policy
-            kept = 0 if policy is None else len(policy.kept)
-            last = None if policy is None else policy.last_admitted
-            self.calls.append(_request(action, kept, last))
-            self.expected.append(_answer(self.session, self.calls[-1]))
+            for request in self._requests(action):
+                self.calls.append(request)
+                self.expected.append(_answer(self.session, request))
         return self.calls[start:], self.expected[start:]
+
+    def _requests(self, action: Action) -> Iterator[dict[str, Any]]:
+        """The requests of ``action``, each made against the state its predecessors left."""
+        policy = self.session.policy
+        if not isinstance(action, Run) or policy is None:
+            count = 0 if policy is None else len(policy.kept)
+            last = None if policy is None else policy.last_admitted
+            yield _request(action if not isinstance(action, Run) else Evict(), count, last)
+            return
+        duel = action.weights is not None and len(action.weights) > 1
+        for _ in range(action.group):
+            weights = None if duel else action.weights
+            attn = None if weights is None else _cycle(weights, len(policy.kept))
+            yield {"op": "step", "pos": _next_position(0, policy.last_admitted), "attn": attn}
+        if not duel:
+            return
+        assert action.weights is not None
+        length = min(max(policy.params.obsWindow, RUN_MIN), RUN_MAX)
+        ring = _cycle(action.weights, length)
+        boundary = -1 if policy.last_admitted is None else policy.last_admitted
+        for t in range(length + action.extra):
+            kept = [int(p) for p in policy.kept]
+            attn = [
+                ring[(i + t) % length] if p <= boundary else ABOVE_DUEL for i, p in enumerate(kept)
+            ]
+            yield {"op": "step", "pos": _next_position(0, policy.last_admitted), "attn": attn}
 
     def scenario(self) -> Scenario:
         return Scenario(tuple(self.calls), tuple(self.expected))
@@ -309,7 +406,7 @@ def _cycle(values: Sequence[float], count: int) -> list[float]:
     return [values[i % len(values)] for i in range(count)] if values else [0.0] * count
 
 
-def _request(action: Action, kept: int, last: int | None) -> dict[str, Any]:
+def _request(action: Step | Evict | BadStep | New, kept: int, last: int | None) -> dict[str, Any]:
     if isinstance(action, Evict):
         return {"op": "evict"}
     if isinstance(action, New):

@@ -298,8 +298,12 @@ def judge_document(
 ) -> tuple[Vector | None, list[VectorError]]:
     """Judge a document the loader read: its JSON and schema problems, else the rules beyond
     the schema and the replay on the reference."""
+    from conformance import protocol_checks
     from conformance.tags import load_vocabulary
 
+    if protocol_checks.is_check_document(document.data):
+        found = protocol_checks.check_problems(document.data, document.path)
+        return None, [VectorError(document.path, "", problem) for problem in found]
     if document.problems:
         return None, document.problems
     path = document.path

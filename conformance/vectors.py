@@ -11,6 +11,7 @@ the schema and the replay on the reference live in :mod:`conformance.validation`
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -307,11 +308,28 @@ def iter_vectors(paths: Iterable[str | Path]) -> Iterator[Vector]:
     """
     ids = IdRegistry()
     for path in iter_vector_files(paths):
+        if is_protocol_check_file(path):
+            continue  # read by conformance.protocol_checks
         vector = read_document(path).vector()
         duplicate = ids.problem(vector.id, path)
         if duplicate is not None:
             raise duplicate
         yield vector
+
+
+#: The format of a protocol check (:mod:`conformance.protocol_checks`), which shares the suite
+#: directory with the vectors: its opening bytes name it.
+_CHECK_FORMAT = re.compile(rb'"format"\s*:\s*"snapkv-protocol-check/1"')
+
+
+def is_protocol_check_file(path: str | Path) -> bool:
+    """Whether ``path`` is a protocol check rather than a vector (its format says so)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    return _CHECK_FORMAT.search(head) is not None
 
 
 def load_suite(paths: Sequence[str | Path]) -> list[Vector]:

@@ -169,6 +169,20 @@ def params_refused() -> Iterator[Draft]:
         "to defaults.",
     )
     yield _refused(
+        "names-in-other-case",
+        {"BUDGET": 4, "recentwindow": 1, "ObsWindow": 2, "poolkernel": 3},
+        pins="params whose names differ from budget, recentWindow, obsWindow and poolKernel "
+        "only in case is refused: names are matched exactly.",
+        catches="names matched case-insensitively: Go's encoding/json does exactly this when "
+        "it decodes into a struct, and so does a lower-cased dictionary lookup.",
+    )
+    yield _refused(
+        "one-name-in-other-case",
+        {**{k: v for k, v in GOOD.items() if k != "recentWindow"}, "RecentWindow": 1},
+        pins="params with every name right but RecentWindow (capital R) is refused.",
+        catches="names matched case-insensitively (Go's encoding/json into a struct).",
+    )
+    yield _refused(
         "not-an-object",
         [4, 1, 2, 3],
         pins="params given as a list is refused.",

@@ -110,3 +110,102 @@ def eviction_count() -> Iterator[Draft]:
         .attend(4, {0: 1.0, 1: 0.5, 2: 0.25, 3: 2.0})
         .evict(2)
     )
+
+
+#: Equal-score group sizes for the unstable-sort vectors: each is above every insertion-sort
+#: cut-off below which the common unstable sorts happen to keep equal keys in order (Go's
+#: ``sort.Slice`` 12, libstdc++'s ``std::sort`` 16, Rust's ``sort_unstable`` 20, libc++'s 30;
+#: vectors/README.md lists them), and 1025 and 2049 are above the sizes at which numpy's
+#: AVX-512 argsort and argpartition switch to their vectorised partitions.
+TIE_GROUPS = (17, 33, 129, 1025, 2049)
+
+
+def _tie_row(
+    id: str, weights: list[float], victims: int, *, kernel: int = 1, pins: str, catches: str
+) -> Draft:
+    """``len(weights)`` candidates admitted by null steps, one step giving candidate ``i`` the
+    weight ``weights[i]`` (and admitting one protected position), then one evict of
+    ``victims`` positions: the ranking is decided by ``weights`` (pooled with ``kernel``)."""
+    count = len(weights)
+    draft = Draft(
+        id,
+        pins=pins,
+        catches=catches,
+        tags=("ties", "eviction-count") + (("pooling",) if kernel > 1 else ()),
+        params=params(count + 1 - victims, 1, 1, kernel),
+    ).nulls(range(count))
+    return draft.attend(count, dict(enumerate(weights))).evict()
+
+
+_UNSTABLE = (
+    "an unstable sort or partial selection ranking by pooled score alone: numpy's default "
+    "argsort and argpartition, C++ std::sort/nth_element/partial_sort, Go sort.Slice, Rust "
+    "sort_unstable_by, torch.topk; they reorder equal keys in groups this large, so the victims "
+    "are not the lowest positions."
+)
+
+
+@builder
+def unstable_sorts() -> Iterator[Draft]:
+    for group in TIE_GROUPS:
+        higher = group // 2 + 1
+        yield _tie_row(
+            f"ties/group-of-{group}-after-higher",
+            [1.0] * higher + [0.0] * group,
+            group // 2,
+            pins=f"{higher} candidates with weight 1, then a group of {group} with weight 0: "
+            f"the {group // 2} victims are the lowest positions of the zero group, "
+            f"{higher} to {higher + group // 2 - 1}.",
+            catches=_UNSTABLE,
+        )
+    for group in (17, 129, 1025):
+        yield _tie_row(
+            f"ties/all-equal-{group}",
+            [0.0] * group,
+            group // 2,
+            pins=f"All {group} candidates score 0: the {group // 2} victims are positions 0 to "
+            f"{group // 2 - 1}.",
+            catches=_UNSTABLE,
+        )
+    for group in (33, 1025):
+        higher = group // 2
+        # A ramp of distinct higher scores, then a block alternating 0.25 and 0.5: every 0.25
+        # goes, and the k-th victim falls inside the equal 0.5 block.
+        block = [0.25 if i % 7 == 0 else 0.5 for i in range(group)]
+        victims = block.count(0.25) + block.count(0.5) // 3
+        yield _tie_row(
+            f"ties/block-straddling-kth-{group}",
+            [float(2 + i % 5) for i in range(higher)] + block,
+            victims,
+            pins=f"Distinct higher scores, then {group} candidates scoring 0.25 (every seventh) "
+            f"or 0.5: all {block.count(0.25)} at 0.25 go, and the remaining "
+            f"{victims - block.count(0.25)} victims are the lowest positions of the 0.5 block, "
+            "which straddles the k-th victim.",
+            catches=_UNSTABLE,
+        )
+    yield _tie_row(
+        "ties/one-victim-among-1025",
+        [1.0] * 512 + [0.0] * 1025 + [1.0] * 512,
+        1,
+        pins="A group of 1025 candidates with weight 0 between two groups of 512 with weight "
+        "1: the single victim is the lowest zero, position 512.",
+        catches="a minimum taken from an unstable sort or partial selection (the first index "
+        "of numpy's default argsort, argpartition with kth 0 on SIMD builds, a heap) that "
+        "returns some zero other than the first.",
+    )
+    for group in (129, 1025):
+        higher = group // 2
+        # Kernel 3: a peak of 1 at every third entry of the block gives every entry of the
+        # block the pooled score 1 though the raw sums alternate 1, 0, 0.
+        block = [1.0 if i % 3 == 1 else 0.0 for i in range(group)]
+        yield _tie_row(
+            f"ties/pooled-group-of-{group}",
+            [2.0] * higher + block,
+            group // 2,
+            kernel=3,
+            pins=f"{higher} candidates with weight 2, then {group} whose raw sums run 0, 1, 0 "
+            f"and pool (kernel 3) to 1 each: the {group // 2} victims are the lowest positions "
+            "of that pooled group, whatever their raw sums.",
+            catches=_UNSTABLE.removesuffix(".")
+            + "; and ties among pooled scores broken by the raw sum.",
+        )

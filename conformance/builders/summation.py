@@ -179,3 +179,52 @@ def float_edges() -> Iterator[Draft]:
         .step(3, [3, 2, 2**24])
         .evict()
     )
+
+
+#: Observation windows of the window-size traps: the sizes real configurations use, around
+#: the points where summation strategies change (numpy goes pairwise from 8 elements and
+#: splits in blocks above 128; SIMD loops take 4, 8 or 16 lanes at a time).
+TRAP_WINDOWS = (8, 9, 16, 17, 32, 64, 128, 256, 512, 1024)
+
+
+def window_trap(obs: int) -> Draft:
+    """A duel at window ``obs`` that any summation order but slot index order decides the
+    other way.
+
+    B is position 0, A position 1; each step admits one position, gives A and B a weight each
+    and the position admitted just before it 0, and an evict removes that position (budget 3,
+    recentWindow 1), so the lists stay three long whatever the window. ``obs + 1`` steps wrap
+    the ring once, leaving the cursor at slot 1 and the rings A ``[2^53, 1, 1, ..., 1]`` and B
+    ``[2^53, 2, 0, ..., 0]``. In slot order every 1 added to 2^53 rounds back (ties to even), so
+    A sums to 2^53 below B's 2^53 + 2 and A is evicted. Any order that adds two of A's 1s
+    together before they meet 2^53 (pairwise, SIMD lanes, reversed, chronological from the
+    cursor) or recovers them (Kahan) reaches at least 2^53 + 2; float32 rounds both to 2^53;
+    either way B, the lower position, is evicted instead. The last step gives the previous
+    position a large weight so that the final evict is between A and B alone.
+    """
+    draft = Draft(
+        f"summation/window-{obs}-trap",
+        pins=f"obsWindow {obs}: after {obs + 1} writes A's ring is [2^53, 1 x {obs - 1}] and "
+        "sums in slot order to exactly 2^53 (every +1 rounds back), below B's 2^53 + 2, so A "
+        "(position 1) is evicted.",
+        catches="any other summation order at a real window size: pairwise (np.sum / "
+        "torch.sum over the ring), SIMD lanes (4, 8 or 16 partial sums; BLAS dot products with "
+        "a ones vector), Kahan or Neumaier compensation, chronological order from the cursor, "
+        "reversed order, float32 accumulation: each makes A at least B and evicts B.",
+        tags=("summation", "obs-window"),
+        params=params(3, 1, obs, 1),
+    ).nulls([0, 1])
+    a = [1.0] * obs + [BIG]
+    b = [1.0, 2.0] + [0.0] * (obs - 2) + [BIG]
+    for t in range(obs + 1):
+        weights = {1: a[t], 0: b[t]}
+        if t:
+            weights[1 + t] = BIG if t == obs else 0.0
+        draft.attend(2 + t, weights).evict()
+    return draft
+
+
+@builder
+def window_traps() -> Iterator[Draft]:
+    for obs in TRAP_WINDOWS:
+        yield window_trap(obs)

@@ -153,6 +153,12 @@ def run(args: argparse.Namespace) -> int:
         # The finding must not be lost with the file: print the vector itself instead.
         print(f"difference found: {finding.difference.describe(finding.scenario)}")
         print(dumps_vector(vector), end="")
+        blocker = fuzz.in_the_way(args.save, vector)
+        if blocker is not None:
+            return _error(
+                f"--save {args.save}: cannot write the vector (printed above): {blocker} is "
+                "a file, where a directory is needed"
+            )
         return _error(f"--save {args.save}: cannot write the vector (printed above): {error}")
     print(
         f"difference found after {finding.examples_to_find} examples, shrunk to "

@@ -40,6 +40,7 @@ def out_problem(out: Path) -> str | None:
     yet) whose JSON files are all vectors: a mistyped ``--out`` (a file, ``schema/``, a project
     directory with a ``package.json``) is refused before anything is touched.
     """
+    from conformance.protocol_checks import FORMAT as CHECK_FORMAT
     from conformance.vectors import FORMAT
 
     problem = output_problem("--out", str(out), directory=True)
@@ -53,7 +54,9 @@ def out_problem(out: Path) -> str | None:
                 head = source.read(4096)
         except OSError as error:
             return f"--out {out}: cannot read {path}: {error.strerror}"
-        if b'"format"' not in head or FORMAT.encode() not in head:
+        if b'"format"' not in head or not (
+            FORMAT.encode() in head or CHECK_FORMAT.encode() in head
+        ):
             return (
                 f'--out {out}: {path} is not a vector file (no "format": "{FORMAT}"); '
                 "generate rewrites and removes *.json files under --out, so it writes only into a "

@@ -72,7 +72,7 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import report, resources, runner, suite_filter
+    from conformance import protocol_checks, report, resources, runner, suite_filter
     from conformance.checker import VectorResult
     from conformance.driver import AdapterStartError
     from conformance.outputs import write_text
@@ -106,14 +106,24 @@ def run(args: argparse.Namespace) -> int:
     # Only ids are read now; each file is read when its turn comes (a bad one stops the run).
     try:
         entries = plan_suite(paths)
+        checks = protocol_checks.load_checks(paths)
     except VectorError as error:
         return _error(f"invalid vectors: {error}")
-    if not entries:
+    except protocol_checks.CheckError as error:
+        return _error(str(error))
+    if not entries and not checks:
         return _error(f"no vectors found in {', '.join(paths)}")
     selected = suite_filter.select(entries, args.patterns)
-    if not selected:
+    selected_checks = [
+        check
+        for check in checks
+        if not args.patterns or any(suite_filter.matches(check.id, p) for p in args.patterns)
+    ]
+    if shard is not None:
+        selected_checks = [c for i, c in enumerate(selected_checks) if i % shard[1] == shard[0] - 1]
+    if not selected and not selected_checks:
         return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
-    unknown = sorted(known - {entry.id for entry in entries})
+    unknown = sorted(known - {entry.id for entry in entries} - {check.id for check in checks})
     for vector_id in unknown:
         print(
             f"warning: {args.known_failures} lists {vector_id!r}, which is not in the suite",
@@ -131,27 +141,41 @@ def run(args: argparse.Namespace) -> int:
         progress(result, done, total)
 
     try:
-        result = runner.run_suite(
-            selected,
-            adapter_argv,
-            jobs=args.jobs,
-            timeout=args.timeout,
-            shard=shard,
-            known_failures=known,
-            progress=judged,
-        )
+        if selected:
+            result = runner.run_suite(
+                selected,
+                adapter_argv,
+                jobs=args.jobs,
+                timeout=args.timeout,
+                shard=shard,
+                known_failures=known,
+                progress=judged,
+            )
+        else:
+            result = runner.RunResult(
+                [], None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs
+            )
     except AdapterStartError as error:
         return _error(str(error))
     except VectorError as error:
         return _error(f"invalid vectors: {error}")
     finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
-
-    if not result.ok:
+    if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
         from conformance.triage import triage
 
         ran = suite_filter.shard_vectors(selected, shard)
         result.triage = triage([entry.load() for entry in ran], result.results)
+    # Protocol checks: each in a fresh session of its own, after the vectors.
+    result.results.extend(
+        protocol_checks.run_checks(
+            selected_checks,
+            adapter_argv,
+            timeout=args.timeout,
+            jobs=args.jobs,
+            known_failures=known,
+        )
+    )
     context = report.RunContext(
         paths=paths,
         patterns=args.patterns,
