@@ -29,10 +29,17 @@ from typing import Any
 
 from conformance.driver import Prepared
 from conformance.protocol import decode
-from conformance.vectors import VECTOR_OPS, Call, Vector, VectorError, load_vector
+from conformance.vectors import (
+    VECTOR_OPS,
+    Call,
+    Vector,
+    VectorError,
+    is_protocol_check_head,
+    load_vector,
+)
 
 #: How much of a file's head is read for its id.
-HEAD = 1024
+HEAD = 4096
 _ID_LINE = re.compile(rb'\A\{\n(?:  "[a-z]+": [^\n]*,\n)*?  "id": ("(?:[^"\\\n]|\\.)*"),\n')
 _NUMBER = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
 _ATTN = re.compile(rb"null|\[(?:" + _NUMBER + rb"(?:," + _NUMBER + rb")*)?\]")
@@ -118,6 +125,8 @@ def _read_id(path: Path) -> tuple[str, tuple[int, int]] | None:
     except OSError as error:
         raise VectorError(path, "", f"cannot read: {error}") from None
     identity = (status.st_dev, status.st_ino)
+    if is_protocol_check_head(head):
+        return None  # a protocol check, read by conformance.protocol_checks
     match = _ID_LINE.match(head)
     if match is not None:
         raw = match.group(1)
