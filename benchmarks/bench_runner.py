@@ -19,6 +19,24 @@ The suite is the committed one when it has vectors, else a synthetic suite built
 the reference (``--synthetic`` forces it; 160 vectors, 14 MB of request lines):
 
     python3 benchmarks/bench_runner.py [--vectors DIR] [--synthetic] [--repeats 5]
+
+``--commands`` measures whole ``snapkv-conformance run`` commands instead, on the committed
+suite copied many times under new ids (each copy a directory ``copy-NNN/``, ids prefixed
+likewise), against the C port's adapter (``make -C adapters/c``):
+
+- **memory and first request** (100 copies): the peak resident memory of the ``run`` process
+  (``ru_maxrss`` of the process itself, not of the adapter), and the time from starting the
+  command to the adapter receiving its first ``new``, recorded by a pass-through in front of
+  the adapter. Targets: at most 150 MB, within 1 s.
+- **speed** (20 copies): ``run --adapter <C adapter>`` against a bare replay command that
+  reads the same files itself (sorted by id), decodes them, encodes every request with an id
+  and pipes the lines through one C adapter while reading the answers, judging nothing
+  (a script of its own, importing only the standard library). Medians of interleaved
+  repeats; target at most 1.3x.
+- **jobs** (5 copies): ``run`` with the Python reference adapter, a slow adapter, at
+  ``--jobs 1`` and ``--jobs 2``.
+
+    python3 benchmarks/bench_runner.py --commands [--repeats 5]
 """
 
 from __future__ import annotations
@@ -28,6 +46,7 @@ import json
 import os
 import random
 import resource
+import shlex
 import statistics
 import subprocess
 import sys
@@ -156,7 +175,178 @@ def runner(vectors: Sequence[Vector], jobs: int = 1) -> None:
         raise SystemExit("the reference failed its own suite: " + result.results[0].describe())
 
 
+# -- whole commands ----------------------------------------------------------------------------
+
+C_ADAPTER = ROOT / "adapters" / "c" / "build" / "snapkv-adapter"
+CLI = [sys.executable, "-m", "conformance"]
+#: Runs the CLI like the console script does, then writes this process's peak RSS (KiB) to the
+#: file named by SNAPKV_BENCH_RSS: the runner's own memory, the adapter's not included.
+_MEASURED_CLI = """
+import os, resource, sys
+from conformance.cli import main
+try:
+    status = main(sys.argv[1:])
+finally:
+    with open(os.environ["SNAPKV_BENCH_RSS"], "w") as out:
+        out.write(str(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss))
+sys.exit(status)
+"""
+#: What ``run --adapter X`` imports before it reads the suite.
+_IMPORTS = (
+    "import conformance.cli, conformance.commands.run, conformance.report, conformance.runner"
+)
+#: A pass-through in front of the adapter: records when the first ``new`` arrives (epoch
+#: seconds, to the file named by its first argument), then copies bytes both ways untouched.
+_RECORDER = """
+import os, subprocess, sys, time
+record, argv = sys.argv[1], sys.argv[2:]
+adapter = subprocess.Popen(argv, stdin=subprocess.PIPE)  # its stdout is ours
+stdin = sys.stdin.buffer
+while line := stdin.readline():
+    adapter.stdin.write(line)
+    adapter.stdin.flush()
+    if b'"op":"new"' in line:
+        with open(record, "w") as out:
+            out.write(repr(time.time()))
+        break
+while chunk := stdin.read1(1 << 16):
+    adapter.stdin.write(chunk)
+    adapter.stdin.flush()
+adapter.stdin.close()
+sys.exit(adapter.wait())
+"""
+
+
+def copy_suite(source: Path, target: Path, copies: int) -> int:
+    """Write ``copies`` copies of the suite under ``target``, each vector's id prefixed with
+    ``copy-NNN/`` (the id has a line of its own in a canonical file); return the file count."""
+    count = 0
+    for path in sorted(source.rglob("*.json")):
+        lines = path.read_text(encoding="utf-8").split("\n")
+        at = next(i for i, line in enumerate(lines[:4]) if line.startswith('  "id": '))
+        vector_id = json.loads(lines[at][len('  "id": ') :].rstrip(","))
+        for copy in range(copies):
+            new_id = f"copy-{copy:03d}/{vector_id}"
+            lines[at] = f'  "id": {json.dumps(new_id)},'
+            out = target / f"{new_id}.json"
+            out.parent.mkdir(parents=True, exist_ok=True)
+            out.write_text("\n".join(lines), encoding="utf-8")
+            count += 1
+    return count
+
+
+#: The floor for ``run``, as a whole command of its own (a script with nothing but the standard
+#: library to import): read the suite's files, sort them by id, encode every request with an
+#: id, pipe the lines through one adapter and read one answer per request; judge nothing.
+_BARE_REPLAY = """
+import json, pathlib, subprocess, sys, threading
+directory, adapter = pathlib.Path(sys.argv[1]), sys.argv[2:]
+documents = [json.loads(path.read_bytes()) for path in sorted(directory.rglob("*.json"))]
+documents.sort(key=lambda document: document["id"])
+proc = subprocess.Popen(adapter, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+sent = 0
+
+def line(request):
+    global sent
+    sent += 1
+    return json.dumps({"id": sent, **request}, separators=(",", ":")).encode()
+
+def write():
+    proc.stdin.write(line({"op": "hello", "protocol": 1}) + b"\\n")
+    for document in documents:
+        calls = [{k: v for k, v in call.items() if k != "expect"} for call in document["calls"]]
+        proc.stdin.write(b"\\n".join(line(call) for call in calls) + b"\\n")
+    proc.stdin.write(line({"op": "bye"}) + b"\\n")
+    proc.stdin.close()
+
+writer = threading.Thread(target=write)
+writer.start()
+answers = sum(1 for _ in proc.stdout)
+writer.join()
+proc.wait()
+if answers != sent:
+    sys.exit(f"bare replay got {answers} answers to {sent} requests")
+"""
+
+
+def timed(argv: Sequence[str], env: dict[str, str] | None = None) -> float:
+    """Wall seconds of one whole command (its output discarded); it must exit 0."""
+    began = time.perf_counter()
+    done = subprocess.run(
+        list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT
+    )
+    wall = time.perf_counter() - began
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr[-2000:]!r}")
+    return wall
+
+
+def measure_commands(repeats: int) -> int:
+    if not C_ADAPTER.exists():
+        raise SystemExit(f"{C_ADAPTER} is missing: run make -C adapters/c first")
+    suite = resources.suite_dir()
+    ok = True
+    with tempfile.TemporaryDirectory() as scratch:
+        big, medium, small = Path(scratch, "x100"), Path(scratch, "x20"), Path(scratch, "x5")
+        files = copy_suite(suite, big, 100)
+        size = sum(p.stat().st_size for p in big.rglob("*.json")) / 1e6
+        print(f"memory and first request: {files} vectors ({size:.0f} MB), run --adapter C port")
+        peaks, firsts = [], []
+        for _ in range(repeats):
+            rss, record = Path(scratch, "rss"), Path(scratch, "first")
+            record.unlink(missing_ok=True)
+            recorder = shlex.join([sys.executable, "-c", _RECORDER, str(record), str(C_ADAPTER)])
+            env = {**os.environ, "SNAPKV_BENCH_RSS": str(rss)}
+            began = time.time()
+            timed(
+                [sys.executable, "-c", _MEASURED_CLI, "run", str(big), "--adapter", recorder], env
+            )
+            peaks.append(int(rss.read_text()) / 1024)
+            firsts.append(float(record.read_text()) - began)
+        starts = []
+        for _ in range(repeats):  # the floor: starting Python and importing what run imports
+            starts.append(timed([sys.executable, "-c", _IMPORTS]))
+        peak, first = statistics.median(peaks), statistics.median(firsts)
+        print(f"  peak memory of run (median of {repeats}): {peak:.0f} MB (target: at most 150)")
+        print(f"  first new received after (median):  {first:.2f} s (target: within 1 s)")
+        start = statistics.median(starts)
+        print(f"  of which starting Python and importing run's modules: {start:.2f} s")
+        ok = ok and peak <= 150 and first <= 1.0
+
+        files = copy_suite(suite, medium, 20)
+        size = sum(p.stat().st_size for p in medium.rglob("*.json")) / 1e6
+        bare_argv = [sys.executable, "-c", _BARE_REPLAY, str(medium), str(C_ADAPTER)]
+        run_argv = [*CLI, "run", str(medium), "--adapter", str(C_ADAPTER)]
+        bare, ours = [], []
+        for _ in range(repeats):
+            bare.append(timed(bare_argv))
+            ours.append(timed(run_argv))
+        ratio = statistics.median(ours) / statistics.median(bare)
+        print(f"speed: {files} vectors ({size:.0f} MB), C port, medians of {repeats}, interleaved")
+        print(f"  bare replay (reads and encodes the files)  {statistics.median(bare):6.2f} s")
+        print(f"  snapkv-conformance run --adapter C port    {statistics.median(ours):6.2f} s")
+        print(f"  run / bare replay: {ratio:.2f}x (target: at most 1.3x)")
+        ok = ok and ratio <= 1.3
+
+        files = copy_suite(suite, small, 5)
+        one, two = [], []
+        for _ in range(repeats):
+            one.append(timed([*CLI, "run", str(small), "--jobs", "1"]))
+            two.append(timed([*CLI, "run", str(small), "--jobs", "2"]))
+        print(f"jobs: {files} vectors, the Python reference adapter, medians of {repeats}")
+        print(
+            f"  --jobs 1 {statistics.median(one):6.2f} s   --jobs 2 {statistics.median(two):6.2f} s"
+            f"   speed-up {statistics.median(one) / statistics.median(two):.2f}x"
+        )
+    print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
+    return 0 if ok else 1
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--commands" in argv:
+        repeats = int(argv[argv.index("--repeats") + 1]) if "--repeats" in argv else 5
+        return measure_commands(repeats)
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--vectors", type=Path, help="suite directory (default: committed)")
     parser.add_argument("--synthetic", action="store_true", help="use the synthetic suite")

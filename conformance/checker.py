@@ -18,12 +18,16 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from conformance.protocol import answer_problem
-from conformance.text import json_text
+from conformance.text import capped, capped_list, json_text
 from conformance.vectors import Call, Vector
+
+#: What a result keeps of an adapter's text and of its lists (see :func:`kept`).
+KEEP_TEXT = 1000
+KEEP_ITEMS = 1000
 
 PASS = "pass"
 WRONG_VICTIMS = "wrong-victims"
@@ -60,17 +64,42 @@ INVARIANT_RULES = (NOT_INTEGERS, NOT_ASCENDING, NOT_KEPT, PROTECTED_EVICTED, WRO
 _FAILURE_VERDICTS = {"crash": CRASH, "timeout": TIMEOUT, "protocol": PROTOCOL_ERROR}
 
 
-@dataclass
-class VectorResult:
-    """The outcome of one vector on one adapter.
+@dataclass(frozen=True)
+class Verdict:
+    """What judging found in one vector's answers, and nothing else; never changed once made.
 
     ``call_index`` and ``op`` name the call the verdict is about (None for a pass);
     ``message`` is one line saying what went wrong; ``expected`` and ``actual`` are JSON values
     (victim lists for victim verdicts, ``{"error": kind}``-style objects for refusals);
-    ``rule`` names the broken invariant; ``diagnosis`` is the scores diagnosis, if any;
-    ``catches`` is, for a failure, the porting mistakes the vector's description says it catches.
-    ``known_failure`` is set by the runner when the vector is listed as a known failure.
+    ``rule`` names the broken invariant; ``catches`` is, for a failure, the porting mistakes
+    the vector's description says it catches; ``exit_status`` is the adapter's after a crash.
     """
+
+    vector_id: str
+    verdict: str
+    call_index: int | None = None
+    op: str | None = None
+    message: str = ""
+    expected: Any = None
+    actual: Any = None
+    rule: str | None = None
+    catches: str = ""
+    exit_status: int | None = None
+    #: For a failure away from what the vector pins: what it pins and where the port failed.
+    elsewhere: str = ""
+    #: What the adapter answered to each call, for triage (failures only; not in reports).
+    answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+
+@dataclass(frozen=True)
+class VectorResult:
+    """The outcome of one vector in a run: its :class:`Verdict`'s fields, then what the runner
+    adds (the adapter's stderr tail, the scores diagnosis, the time, whether the vector is
+    listed as a known failure). Made once, by the runner, when the vector is settled."""
 
     vector_id: str
     verdict: str
@@ -93,6 +122,27 @@ class VectorResult:
     #: Where the scores diagnosis found the port first diverged (``sums``, ``pooled``,
     #: ``ties``, ``selection``), for triage's groups.
     divergence: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        judged: Verdict,
+        *,
+        stderr_tail: str = "",
+        diagnosis: str | None = None,
+        divergence: str | None = None,
+        duration: float = 0.0,
+        known_failure: bool = False,
+    ) -> VectorResult:
+        """The result of ``judged`` with the runner's record."""
+        return cls(
+            **{f.name: getattr(judged, f.name) for f in fields(Verdict)},
+            stderr_tail=stderr_tail,
+            diagnosis=diagnosis,
+            divergence=divergence,
+            duration=duration,
+            known_failure=known_failure,
+        )
 
     @property
     def passed(self) -> bool:
@@ -143,7 +193,7 @@ class VectorResult:
 class _Failed(Exception):
     """Internal: stop judging with this result."""
 
-    def __init__(self, result: VectorResult) -> None:
+    def __init__(self, result: Verdict) -> None:
         super().__init__(result.message)
         self.result = result
 
@@ -186,7 +236,7 @@ def judge(
     responses: Sequence[Mapping[str, Any]],
     *,
     failure: Any = None,
-) -> VectorResult:
+) -> Verdict:
     """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
 
     A failure also carries what the vector says it catches, so a report can name the likely
@@ -197,8 +247,13 @@ def judge(
         from conformance.diagnosis import explain_catches
         from conformance.triage import answer_outcomes
 
-        result.catches, result.elsewhere = explain_catches(vector, result)
-        result.answers = answer_outcomes(vector, responses, failure and failure.kind)
+        catches, elsewhere = explain_catches(vector, result)
+        return replace(
+            result,
+            catches=catches,
+            elsewhere=elsewhere,
+            answers=answer_outcomes(vector, responses, failure and failure.kind),
+        )
     return result
 
 
@@ -207,7 +262,7 @@ def _judge_answers(
     responses: Sequence[Mapping[str, Any]],
     *,
     failure: Any = None,
-) -> VectorResult:
+) -> Verdict:
     """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
 
     ``failure`` is the :class:`conformance.driver.AdapterFailure` that cut the exchange short,
@@ -227,37 +282,45 @@ def _judge_answers(
             _judge_call(vector.id, index, call, answer, tracker)
     except _Failed as failed:
         if failure is not None:
-            failed.result.message += f" (the adapter then failed: {failure.detail})"
+            message = f"{failed.result.message} (the adapter then failed: {failure.detail})"
+            return replace(failed.result, message=message)
         return failed.result
     if failure is not None:
         index = failure.call_index
-        return VectorResult(
+        return Verdict(
             vector.id,
             _FAILURE_VERDICTS[failure.kind],
             call_index=index,
             op=vector.calls[index].op if 0 <= index < len(vector.calls) else None,
             message=failure.detail,
             exit_status=failure.exit_status,
-            stderr_tail=failure.stderr_tail,
         )
     if len(responses) != len(vector.calls):
         index = min(len(responses), len(vector.calls) - 1)
-        return VectorResult(
+        return Verdict(
             vector.id,
             PROTOCOL_ERROR,
             call_index=index,
             op=vector.calls[index].op,
             message=f"{len(responses)} answers to {len(vector.calls)} calls",
         )
-    return VectorResult(vector.id, PASS)
+    return Verdict(vector.id, PASS)
 
 
 def _judge_call(
     vector_id: str, index: int, call: Call, answer: Mapping[str, Any], tracker: Tracker
 ) -> None:
-    def fail(verdict: str, message: str, **extra: Any) -> _Failed:
+    def fail(verdict: str, message: str, *, actual: Any = None, **extra: Any) -> _Failed:
         return _Failed(
-            VectorResult(vector_id, verdict, call_index=index, op=call.op, message=message, **extra)
+            Verdict(
+                vector_id,
+                verdict,
+                call_index=index,
+                op=call.op,
+                message=message,
+                actual=kept(actual),
+                **extra,
+            )
         )
 
     problem = answer_problem(answer, call.op)
@@ -266,11 +329,12 @@ def _judge_call(
     expected_error = call.expected_error
     if answer["ok"] is not True:
         error = answer["error"]
-        refused = {"error": error["kind"], "message": error["message"]}
+        said = capped(error["message"], KEEP_TEXT)  # the adapter's words, kept bounded
+        refused = {"error": error["kind"], "message": said}
         if expected_error is None:
             raise fail(
                 UNEXPECTED_REFUSAL,
-                f"refused with {error['kind']} ({error['message']}), but the call must succeed"
+                f"refused with {error['kind']} ({said}), but the call must succeed"
                 + _victims_note(call),
                 expected=dict(call.expect) if call.expect else {"ok": True},
                 actual=refused,
@@ -278,7 +342,7 @@ def _judge_call(
         if error["kind"] != expected_error:
             raise fail(
                 WRONG_ERROR_KIND,
-                f"refused with {error['kind']} ({error['message']}), expected {expected_error}",
+                f"refused with {error['kind']} ({said}), expected {expected_error}",
                 expected={"error": expected_error},
                 actual=refused,
             )
@@ -297,6 +361,24 @@ def _judge_call(
     elif call.op == "evict":
         _judge_victims(answer["victims"], call.expected_victims, tracker, fail)
         tracker.evict(answer["victims"])
+
+
+def kept(value: Any, depth: int = 0) -> Any:
+    """``value`` (an adapter's JSON value) bounded for keeping in a result: strings cut at
+    :data:`KEEP_TEXT` characters, lists and objects at :data:`KEEP_ITEMS` members, each with a
+    note of what was cut. So what a failing adapter sends cannot grow the runner's memory or
+    any report beyond a bound per vector, whatever its size."""
+    if isinstance(value, str):
+        return capped(value, KEEP_TEXT)
+    if isinstance(value, list):
+        return [kept(item, depth + 1) for item in capped_list(value, KEEP_ITEMS)]
+    if isinstance(value, dict):
+        items = list(value.items())
+        bounded = {key: kept(item, depth + 1) for key, item in items[:KEEP_ITEMS]}
+        if len(items) > KEEP_ITEMS:
+            bounded["..."] = f"({len(items) - KEEP_ITEMS:,} more members)"
+        return bounded
+    return value
 
 
 def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, fail: Any) -> None:
@@ -332,8 +414,9 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, f
             f"max(0, kept {len(tracker.kept)} - budget {tracker.budget}) = {tracker.excess}",
         )
     if expected is not None and victims != expected:
-        missing = [v for v in expected if v not in set(victims)]
-        extra = [v for v in victims if v not in set(expected)]
+        given, wanted = set(victims), set(expected)
+        missing = [v for v in expected if v not in given]
+        extra = [v for v in victims if v not in wanted]
         raise fail(
             WRONG_VICTIMS,
             f"evicted {show_positions(victims)}, expected {show_positions(expected)}: "

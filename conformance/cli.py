@@ -51,7 +51,9 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name in COMMANDS:
+    # A valid subcommand needs only its own module (``run`` then imports no numpy); the full
+    # list is for --help and for a name that is not a subcommand.
+    for name in (selected,) if selected in COMMANDS else COMMANDS:
         module = importlib.import_module(f"conformance.commands.{name}")
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         if name == selected:

@@ -35,6 +35,7 @@ from conformance.checker import (
     WRONG_VICTIMS,
     Tracker,
     VectorResult,
+    Verdict,
     show_positions,
 )
 from conformance.protocol import scores_problem
@@ -56,7 +57,7 @@ class Diagnosis(str):
         return made
 
 
-def wants_diagnosis(result: VectorResult) -> bool:
+def wants_diagnosis(result: Verdict | VectorResult) -> bool:
     """True for a failure that a scores replay can explain: wrong victims, or victims that
     break an invariant while being a list of integers. A malformed answer is the finding
     itself; scores would only distract from it."""
@@ -65,7 +66,7 @@ def wants_diagnosis(result: VectorResult) -> bool:
     return result.verdict == BROKEN_INVARIANT and result.rule != NOT_INTEGERS
 
 
-def without_scores(vector: Vector, result: VectorResult) -> Diagnosis:
+def without_scores(vector: Vector, result: Verdict | VectorResult) -> Diagnosis:
     """What can be said of a wrong evict without the adapter's scores: a tie it broke the
     wrong way, if that is all that differs."""
     text = "no scores diagnosis: the adapter does not announce the scores capability"
@@ -330,7 +331,7 @@ def pinned_calls(vector: Vector) -> tuple[str, frozenset[int]]:
     return "eviction", evicts
 
 
-def pinned_behaviour(vector: Vector, result: VectorResult) -> bool:
+def pinned_behaviour(vector: Vector, result: Verdict | VectorResult) -> bool:
     """True when ``result`` failed at the behaviour ``vector`` pins, in the way it pins it."""
     kind, calls = pinned_calls(vector)
     catches = catches_of(vector.description).lower()
@@ -344,7 +345,7 @@ def pinned_behaviour(vector: Vector, result: VectorResult) -> bool:
     return result.verdict in wanted
 
 
-def elsewhere(vector: Vector, result: VectorResult) -> str:
+def elsewhere(vector: Vector, result: Verdict | VectorResult) -> str:
     """For a failure away from what ``vector`` pins: what it pins, and where the port failed."""
     kind, calls = pinned_calls(vector)
     pins, marker, _ = vector.description.partition("Catches:")
@@ -363,7 +364,7 @@ def elsewhere(vector: Vector, result: VectorResult) -> str:
     return f"this vector pins: {pins}. The port failed elsewhere{passed}: {how}{where}."
 
 
-def explain_catches(vector: Vector, result: VectorResult) -> tuple[str, str]:
+def explain_catches(vector: Vector, result: Verdict | VectorResult) -> tuple[str, str]:
     """``(catches, elsewhere)`` for a failing ``result``: the vector's "Catches:" text when the
     failure is at the behaviour it pins, else the sentence saying what it pins and where the
     port failed instead."""

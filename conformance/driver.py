@@ -49,6 +49,8 @@ GRACE = 1.0
 #: The longest single wait on the adapter's stdout: a longer per-answer timeout is waited in
 #: slices of this, since poll() and lock waits overflow on huge values (``--timeout 1e10``).
 MAX_WAIT_SLICE = 3600.0
+#: The id of ``hello``: the first request to every process.
+HELLO_ID = 1
 #: Failure kinds of :class:`AdapterFailure`.
 FAILURE_KINDS = ("crash", "timeout", "protocol")
 
@@ -158,27 +160,39 @@ class Ticket:
 
 
 class Prepared:
-    """Requests (without ids) made ready for an exchange, encoded at most once.
+    """Requests (without ids) made ready for an exchange, each encoded or decoded at most once.
 
-    The runner prepares each vector once; a process adapter uses :attr:`bodies` (each request
-    as compact JSON without its opening brace, so an id is spliced in without re-encoding the
-    attention arrays), an in-process adapter uses :attr:`requests` as they are.
+    A process adapter sends :attr:`bodies` (each request as compact JSON without its opening
+    brace, so an id is spliced in without re-encoding the attention arrays); an in-process
+    adapter uses :attr:`requests`. Either may be given; the other is made from it when needed.
     """
 
-    __slots__ = ("_bodies", "requests")
+    __slots__ = ("_bodies", "_requests")
 
     def __init__(
-        self, requests: Sequence[Mapping[str, Any]], bodies: Sequence[bytes] | None = None
+        self,
+        requests: Sequence[Mapping[str, Any]] | None,
+        bodies: Sequence[bytes] | None = None,
     ) -> None:
-        """``bodies``, when given, must be what :func:`encode_body` makes of ``requests``
-        (or JSON text of the same values): the runner takes them from vector files."""
-        self.requests = tuple(requests)
+        """``bodies``, when given with ``requests``, must be what :func:`encode_body` makes of
+        them (or JSON text of the same values): the runner takes them from vector files."""
+        if requests is None and bodies is None:
+            raise ValueError("give requests or bodies")
+        self._requests = tuple(requests) if requests is not None else None
         self._bodies = tuple(bodies) if bodies is not None else None
-        if self._bodies is not None and len(self._bodies) != len(self.requests):
+        both = self._requests is not None and self._bodies is not None
+        if both and len(self._bodies or ()) != len(self._requests or ()):
             raise ValueError("one body per request")
 
     def __len__(self) -> int:
-        return len(self.requests)
+        return len(self._bodies if self._bodies is not None else self._requests or ())
+
+    @property
+    def requests(self) -> tuple[Mapping[str, Any], ...]:
+        if self._requests is None:
+            assert self._bodies is not None
+            self._requests = tuple(decode(b"{" + body) for body in self._bodies)
+        return self._requests
 
     @property
     def bodies(self) -> tuple[bytes, ...]:
@@ -276,6 +290,10 @@ class AdapterProcess(_Adapter):
         #: An extra answer to the last exchange, found while waiting for the answer to ``bye``.
         self.bye_failure: AdapterFailure | None = None
         self._proc: subprocess.Popen[bytes] | None = None
+        self._group: pipes.ProcessGroup | None = None
+        #: Set by :meth:`cancel`: no process may start any more (an interrupted run).
+        self._cancelled = False
+        self._lifecycle = threading.Lock()
         self._reader: pipes.LineReader | None = None
         self._writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
         self._stderr = pipes.StderrTail(STDERR_KEEP)
@@ -290,12 +308,13 @@ class AdapterProcess(_Adapter):
 
     def start(self) -> Handshake:
         """Start the program and shake hands; raise :class:`AdapterStartError` on any fault."""
-        if self._proc is not None:
+        if self._group is not None:
             raise RuntimeError("the adapter is already running; use restart()")
         self._spawn()
         try:
             with self._waiting(self.start_timeout):
                 (answer,) = self.exchange([{"op": "hello", "protocol": PROTOCOL_VERSION}])
+            assert self._next_id == HELLO_ID + 1
         except AdapterFailure as failure:
             tail = self.stderr_tail()
             self._kill()
@@ -319,23 +338,29 @@ class AdapterProcess(_Adapter):
 
     def close(self) -> None:
         """Say ``bye``, wait a short grace period for the exit, then kill. Idempotent."""
-        if self._proc is None:
+        group = self._group
+        if group is None:
             return
-        if self._proc.poll() is None:
+        if group.running:
             try:
-                with self._waiting(min(self.timeout, self.grace)):
-                    self.exchange([{"op": "bye"}])
+                self.exchange([{"op": "bye"}])  # answered within the per-call timeout
             except AdapterFailure as failure:
                 if failure.earlier:
                     self.bye_failure = failure  # the runner blames the vector it belongs to
                 else:
                     self.close_problems.append(f"the answer to bye was wrong: {failure.detail}")
+            except AdapterStartError as error:
+                self.close_problems.append(error.message)
             self._writes.put(None)  # close stdin: an adapter that ignored bye may stop at EOF
-            try:
-                self._proc.wait(self.grace)
-            except subprocess.TimeoutExpired:
+            status = group.wait(self.grace)
+            if status is None:
                 self.close_problems.append(
                     f"the adapter did not exit within {self.grace:g} s after bye; killed it"
+                )
+            elif status != 0:
+                self.close_problems.append(
+                    f"the adapter {_status_text(status)} after bye, where protocol v1 says it "
+                    "exits with status 0 (a crash while shutting down?)"
                 )
         self._kill()
 
@@ -349,12 +374,19 @@ class AdapterProcess(_Adapter):
             self.timeout = saved
 
     def kill(self) -> None:
-        """Kill the program at once, without ``bye`` (on interruption)."""
+        """Kill the program (and its process group) at once, without ``bye``."""
+        self._kill()
+
+    def cancel(self) -> None:
+        """Kill the program and refuse to start it again (an interrupted run). A start in
+        progress in another thread kills what it started and fails."""
+        with self._lifecycle:
+            self._cancelled = True
         self._kill()
 
     @property
     def running(self) -> bool:
-        return self._proc is not None and self._proc.poll() is None
+        return self._group is not None and self._group.running
 
     @property
     def pid(self) -> int | None:
@@ -363,7 +395,7 @@ class AdapterProcess(_Adapter):
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
         """The last ``lines`` lines the adapter wrote to stderr (undecodable bytes replaced)."""
         # Give the drain thread a moment: stderr written just before a crash is the useful part.
-        if self._proc is not None and self._proc.poll() is not None:
+        if self._group is not None and not self._group.running:
             self._stderr_done.wait(0.2)
         return self._stderr.text(lines)
 
@@ -375,7 +407,7 @@ class AdapterProcess(_Adapter):
         Several batches may be in flight, so the adapter never waits for the caller between
         them; receive them in the order they were sent.
         """
-        if self._proc is None:
+        if self._group is None:
             raise RuntimeError("the adapter is not running; call start() first")
         prepared = prepare(requests)
         ticket = Ticket(self._next_id, len(prepared))
@@ -484,6 +516,12 @@ class AdapterProcess(_Adapter):
         answers: list[dict[str, Any]],
         answer: dict[str, Any],
     ) -> AdapterFailure:
+        if got == HELLO_ID and type(got) is int and first > HELLO_ID:
+            raise AdapterStartError(
+                f"the adapter answered hello twice (a second answer with id {HELLO_ID} came "
+                "after the handshake): did it answer before it was asked?",
+                self.stderr_tail(),
+            )
         if type(got) is int and 1 <= got < first:
             # Placed within the previous exchange when it belongs there (the usual case).
             earlier_index = got - self._previous_first if got >= self._previous_first else -1
@@ -557,7 +595,12 @@ class AdapterProcess(_Adapter):
             raise AdapterStartError(
                 f"cannot run the adapter {shlex.join(self.argv)}: {error}"
             ) from None
-        self._proc = proc
+        group = pipes.ProcessGroup(proc)
+        with self._lifecycle:
+            if self._cancelled:  # the run was interrupted while this process started
+                group.kill()
+                raise AdapterStartError("the run was interrupted")
+            self._proc, self._group = proc, group
         self._exit_status = None
         self._next_id = self._previous_first = self._current_first = 1
         self._sent = deque()
@@ -567,7 +610,6 @@ class AdapterProcess(_Adapter):
         self._writes = queue.SimpleQueue()
         self._stderr = pipes.StderrTail(STDERR_KEEP)
         self._stderr_done = threading.Event()
-        assert proc.stdin and proc.stdout and proc.stderr
         for target, args in (
             (pipes.write_loop, (proc.stdin, self._writes)),
             (pipes.drain_loop, (proc.stderr, self._stderr, self._stderr_done)),
@@ -576,28 +618,20 @@ class AdapterProcess(_Adapter):
 
     def _wait_exit(self) -> int | None:
         """The exit status once stdout has ended (None if it keeps running past the grace)."""
-        proc = self._proc
-        if proc is None:  # killed meanwhile from another thread (an interrupted run)
+        group = self._group
+        if group is None:  # killed meanwhile from another thread (an interrupted run)
             return None
-        try:
-            self._exit_status = proc.wait(min(self.grace, self.timeout))
-        except subprocess.TimeoutExpired:
-            return None
+        self._exit_status = group.wait(min(self.grace, self.timeout))
         return self._exit_status
 
     def _kill(self) -> None:
-        proc, self._proc = self._proc, None
-        if proc is None:
+        with self._lifecycle:
+            group, self._group, self._proc = self._group, None, None
+        if group is None:
             return
         self._writes.put(None)
-        if proc.poll() is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                if os.name == "posix":
-                    os.killpg(proc.pid, signal.SIGKILL)
-                else:
-                    proc.kill()
-        with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5.0)
+        group.kill()
+        group.wait(5.0)
         if self._reader is not None:
             self._reader.close()
             self._reader = None
@@ -649,7 +683,7 @@ class InProcessAdapter(_Adapter):
     def close(self) -> None:
         self._session = None
 
-    kill = close
+    kill = cancel = close
 
     @property
     def running(self) -> bool:

@@ -4,7 +4,7 @@ Each stage of a run has its exception; all derive from :class:`KitError`:
 
 - **reading the command line**: argparse's usage error (exit 2);
 - **loading vectors**: :class:`conformance.vectors.VectorError` (file, JSON pointer, reason;
-  exit 2), or :class:`conformance.selection.KnownFailuresError` for a known-failures file;
+  exit 2), or :class:`conformance.suite_filter.KnownFailuresError` for a known-failures file;
 - **generating vectors**: :class:`conformance.generator.GenerationError` (exit 2);
 - **starting the adapter and the handshake**: :class:`conformance.driver.AdapterStartError`
   (exit 2): a run cannot judge an adapter that never said hello;

@@ -15,10 +15,14 @@ import contextlib
 import os
 import queue
 import select
+import signal
+import subprocess
 import threading
 import time
 from collections import deque
 from typing import IO, Any
+
+from conformance.text import capped
 
 #: How a stream of answer lines ended (the second item of :meth:`LineReader.next`'s answer).
 LINE, EOF, PARTIAL, OVERLONG = "line", "eof", "partial", "overlong"
@@ -80,6 +84,7 @@ class LineReader:
         self._end: tuple[str, bytes] | None = None
         self._poll: Any = None
         self._queue: queue.SimpleQueue[bytes] | None = None
+        self._streaming = False
         if hasattr(select, "poll"):
             self._fd = stream.fileno()
             self._poll = select.poll()
@@ -119,11 +124,15 @@ class LineReader:
                 return None
         if not self._poll.poll(max(0, int(timeout * 1000) + 1)):
             return None
-        time.sleep(COALESCE)
+        if not self._streaming:
+            time.sleep(COALESCE)
         try:
-            return os.read(self._fd, CHUNK)
+            chunk = os.read(self._fd, CHUNK)
         except OSError:
             return b""
+        # A full chunk means more is waiting (a long line): read on without pausing.
+        self._streaming = len(chunk) == CHUNK
+        return chunk
 
     def _pump(self) -> None:
         assert self._queue is not None
@@ -156,12 +165,16 @@ class StderrTail:
             while self._size - len(self._chunks[0]) >= self._keep:
                 self._size -= len(self._chunks.popleft())
 
-    def text(self, lines: int) -> str:
-        """The last ``lines`` lines, undecodable bytes replaced."""
+    def text(self, lines: int, width: int = 300) -> str:
+        """The last ``lines`` lines, undecodable bytes replaced, each cut at ``width``
+        characters with a note (a result keeps this for each failing vector: it must stay
+        small whatever the adapter writes)."""
         with self._lock:
             data = b"".join(self._chunks)[-self._keep :]
         decoded = data.decode("utf-8", errors="replace").rstrip("\n")
-        return "\n".join(decoded.splitlines()[-lines:]) if decoded else ""
+        if not decoded:
+            return ""
+        return "\n".join(capped(line, width) for line in decoded.splitlines()[-lines:])
 
 
 def write_loop(stdin: Any, writes: queue.SimpleQueue[bytes | None]) -> None:
@@ -188,3 +201,63 @@ def drain_loop(stderr: Any, tail: StderrTail, done: threading.Event) -> None:
         with contextlib.suppress(OSError, ValueError):
             stderr.close()
         done.set()
+
+
+class ProcessGroup:
+    """An adapter process started as the leader of its own process group, and its lifetime.
+
+    A watcher thread waits for the leader to exit *without reaping it* (``waitid`` with
+    ``WNOWAIT``), then kills the whole group and only then reaps the leader. While the leader is
+    an unreaped zombie its pid, which is the group's id, cannot be reused, so killing the group
+    can never hit an unrelated process. Killing the group as soon as the leader exits means that
+    no child of an adapter outlives it (after ``bye`` as after a crash), and that a child
+    holding stdout cannot turn a crash into a wait for an answer that never comes: the pipe
+    closes with the group. Nothing else may reap the process (no ``Popen.poll``/``wait``).
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
+        self.proc = proc
+        self.pid = proc.pid
+        #: Set once the leader has exited, its group has been killed and it has been reaped.
+        self.exited = threading.Event()
+        self.status: int | None = None
+        self._lock = threading.Lock()
+        self._reaped = False
+        threading.Thread(target=self._watch, daemon=True).start()
+
+    def _watch(self) -> None:
+        if hasattr(os, "waitid"):
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+        else:  # no waitid (Windows): no process groups to clean either
+            with contextlib.suppress(OSError):
+                self.proc.wait()
+        with self._lock:
+            self._kill_group()
+            status = self.proc.wait()
+            self._reaped = True
+        self.status = status
+        self.exited.set()
+
+    def kill(self) -> None:
+        """Kill the leader and every process of its group (a no-op once reaped)."""
+        with self._lock:
+            if not self._reaped:
+                self._kill_group()
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.name == "posix":
+                os.killpg(self.pid, signal.SIGKILL)
+            else:
+                self.proc.kill()
+
+    def wait(self, timeout: float) -> int | None:
+        """The leader's exit status, or None if it is still running after ``timeout`` s."""
+        if self.exited.wait(timeout):
+            return self.status
+        return None
+
+    @property
+    def running(self) -> bool:
+        return not self.exited.is_set()

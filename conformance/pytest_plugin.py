@@ -127,6 +127,7 @@ class SnapKVSession:
         except (AdapterStartError, OSError) as error:
             # Every later item fails the same way at once rather than retrying a broken start.
             self._start_error = f"the adapter {self.command} cannot start: {error}"
+            self._runner.adapter.kill()  # a handshake found broken late leaves it running
             self._runner = None
             raise AdapterNotStarted(self._start_error) from None
         self.results.append((vector, result))

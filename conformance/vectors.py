@@ -329,6 +329,11 @@ def is_protocol_check_file(path: str | Path) -> bool:
             head = file.read(4096)
     except OSError:
         return False
+    return is_protocol_check_head(head)
+
+
+def is_protocol_check_head(head: bytes) -> bool:
+    """Whether a file opening with ``head`` (its first 4 KiB or so) is a protocol check."""
     return _CHECK_FORMAT.search(head) is not None
 
 

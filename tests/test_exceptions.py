@@ -11,7 +11,7 @@ from conformance.driver import AdapterStartError
 from conformance.exceptions import EXIT_USAGE, KitError, print_error
 from conformance.generator import GenerationError
 from conformance.outputs import OutputError
-from conformance.selection import KnownFailuresError
+from conformance.suite_filter import KnownFailuresError
 from conformance.vectors import VectorError
 
 

@@ -248,15 +248,28 @@ def test_run_refuses_a_schema_invalid_vector_in_one_line_before_sending_anything
         path.write_text(text)
     else:
         path.write_text(json.dumps(data))
+    # An adapter that shakes hands and logs every other request: run reads a file when its
+    # turn comes (after the handshake), and must refuse it before sending any of it.
     log = tmp_path / "requests.log"
-    record = f"import sys; open({str(log)!r}, 'ab').write(sys.stdin.buffer.read())"
-    adapter = f'{sys.executable} -c "{record}"'
-    result = cli("run", "--adapter", adapter, str(path))
+    script = tmp_path / "logging_adapter.py"
+    script.write_text(
+        "import json, sys\n"
+        "for line in sys.stdin:\n"
+        "    request = json.loads(line)\n"
+        "    answer = {'id': request['id'], 'ok': True}\n"
+        "    if request['op'] == 'hello':\n"
+        "        answer.update(protocol=1, implementation={'name': 'log', 'language': 'python',"
+        " 'version': '0'})\n"
+        "    else:\n"
+        f"        open({str(log)!r}, 'a').write(line)\n"
+        "    print(json.dumps(answer), flush=True)\n"
+    )
+    result = cli("run", "--adapter", f"{sys.executable} {script}", str(path))
     assert result.returncode == 2, result.stderr
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and "Traceback" not in result.stderr
     assert str(path) in lines[0] and expected in lines[0]
-    assert not log.exists()  # refused before any adapter was started
+    assert '"op":"new"' not in (log.read_text() if log.exists() else "")  # nothing of it sent
     _, problems = check_file(path)
     assert expected in [f"{p.pointer or '/'}: {p.reason}" for p in problems]
 

@@ -271,8 +271,9 @@ def test_junit_survives_control_characters_in_stderr():
 
 
 def test_known_failures_are_skipped_in_junit():
-    result = checker.VectorResult("x/y", checker.WRONG_VICTIMS, 3, "evict", "wrong", [1], [2])
-    result.known_failure = True
+    result = checker.VectorResult(
+        "x/y", checker.WRONG_VICTIMS, 3, "evict", "wrong", [1], [2], known_failure=True
+    )
     root = ET.fromstring(report.junit_xml(synthetic_run([result])))
     assert root.find("testsuite").get("skipped") == "1"
     skipped = root.find("testsuite/testcase/skipped")
@@ -458,10 +459,10 @@ CASE_CHILD_ORDER = ["skipped", "error", "failure", "system-out", "system-err"]
 def test_junit_fits_jenkins_junit_10_xsd():
     import re
 
-    stale = checker.VectorResult("s/stale", checker.PASS, duration=0.1234567)
-    stale.known_failure = True
-    known = checker.VectorResult("k/known", checker.WRONG_VICTIMS, 3, "evict", "w", [1], [2])
-    known.known_failure = True
+    stale = checker.VectorResult("s/stale", checker.PASS, duration=0.1234567, known_failure=True)
+    known = checker.VectorResult(
+        "k/known", checker.WRONG_VICTIMS, 3, "evict", "w", [1], [2], known_failure=True
+    )
     results = [
         checker.VectorResult("p/pass", checker.PASS, duration=12.3456789),
         checker.VectorResult("c/crash", checker.CRASH, 1, "step", "died", stderr_tail="boom"),

@@ -8,16 +8,18 @@ went on. Every run must end within a bound.
 from __future__ import annotations
 
 import functools
+import json
+import subprocess
 import sys
 import textwrap
+import threading
 import time
 
 import pytest
 
-from conformance import checker, runner, selection
+from conformance import checker, mutants, runner, suite_filter, window, wire
 from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter
-from conformance.mutants import lookup
-from conformance.vectors import Call, Vector
+from conformance.vectors import Call, Vector, dumps_vector
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -26,6 +28,7 @@ from tests.support.runner_support import (
     reference_vector,
     trigger_vector,
     workload,
+    write_suite,
 )
 
 BOUND = 20.0  # seconds: a few adapter starts on a loaded machine, plus a 1 s timeout or two
@@ -42,10 +45,14 @@ def run(argv, vectors=None, **kw) -> runner.RunResult:
     return result
 
 
+#: A 20 MiB line takes a loaded machine more than a second to write and read.
+SLOW = {"huge_line": 10.0}
+
+
 @functools.cache
 def run_broken(name: str) -> runner.RunResult:
     """The default suite on a broken adapter, run once per module and shared by the tests."""
-    return run(broken(name))
+    return run(broken(name), timeout=SLOW.get(name, 1.0))
 
 
 def verdicts(result: runner.RunResult) -> dict[str, str]:
@@ -80,6 +87,8 @@ def test_the_reference_passes_everything_in_suite_order():
         ("huge_line", checker.PROTOCOL_ERROR, "longer than 16777216 bytes"),
         ("non_utf8", checker.PROTOCOL_ERROR, "not UTF-8"),
         ("descending_victims", checker.BROKEN_INVARIANT, "strictly ascending"),
+        ("deeply_nested", checker.PROTOCOL_ERROR, "more than 64 levels deep"),
+        ("lone_surrogate", checker.UNEXPECTED_REFUSAL, "bad \ud800 \x1b[31m red"),
     ],
 )
 def test_a_broken_adapter_fails_only_its_vector(name, verdict, words):
@@ -140,6 +149,85 @@ def test_ignoring_bye_is_a_warning_not_a_failure():
     assert result.warnings == ["the adapter did not exit within 1 s after bye; killed it"]
 
 
+def test_a_bad_exit_after_bye_is_a_warning_naming_the_status():
+    result = run(broken("bad_exit_after_bye"))
+    assert result.ok and result.counts["passed"] == 3
+    assert result.warnings == [
+        "the adapter killed by signal SIGSEGV after bye, where protocol v1 says it exits with "
+        "status 0 (a crash while shutting down?)"
+    ]
+
+
+def test_hello_answered_before_asked_stops_the_run_at_once():
+    began = time.monotonic()
+    with pytest.raises(AdapterStartError, match=r"answered hello twice .* before it was asked"):
+        run(broken("hello_before_asked"), [plain_vector(f"early/v{i}", i) for i in range(6)])
+    assert time.monotonic() - began < 5.0  # not one restart per vector
+
+
+def test_the_answer_to_bye_gets_the_timeout(tmp_path):
+    # Answers bye after 1.5 s: within --timeout 3, so no complaint about the answer.
+    code = f"""
+        import sys, time
+        sys.path.insert(0, {str(broken("hang")[1].rsplit("/", 1)[0])!r})
+        from _common import serve
+        sys.exit(serve(lambda request, line, armed: time.sleep(1.5) if request["op"] == "bye"
+                       else None))
+    """
+    result = run([sys.executable, "-c", textwrap.dedent(code)], timeout=3.0)
+    assert result.ok and result.warnings == []
+
+
+def pid_in(path) -> int:
+    return int(path.read_text())
+
+
+def gone(pid: int, within: float = 5.0) -> bool:
+    """True once ``pid`` no longer runs (a zombie waiting for its parent counts as gone)."""
+    deadline = time.monotonic() + within
+    while time.monotonic() < deadline:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                if stat.read().rsplit(")", 1)[1].split()[0] == "Z":
+                    return True
+        except FileNotFoundError:
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def test_an_adapters_child_does_not_outlive_a_normal_bye(tmp_path):
+    record = tmp_path / "child"
+    result = run([*broken("child_outlives_bye"), str(record)])
+    assert result.ok and result.warnings == []
+    assert gone(pid_in(record))
+
+
+def test_a_crash_while_a_child_holds_stdout_is_a_crash_with_its_status(tmp_path):
+    record = tmp_path / "child"
+    result = run([*broken("child_holds_stdout"), str(record)], timeout=30.0)
+    assert verdicts(result) == {
+        "faults/a-before": checker.PASS,
+        "faults/trigger": checker.CRASH,
+        "faults/z-after": checker.PASS,
+    }
+    assert result.results[1].exit_status == 3 and "exit status 3" in result.results[1].message
+    assert result.duration < 25.0  # not a wait for the 30 s timeout
+    assert gone(pid_in(record))
+
+
+def test_an_adapter_that_forks_and_exits_cannot_start_and_leaves_nothing(tmp_path):
+    record = tmp_path / "child"
+    with pytest.raises(AdapterStartError, match=r"exited \(exit status 0\) without answering"):
+        run([*broken("forks_and_exits"), str(record)])
+    assert gone(pid_in(record))
+
+
+def test_a_deeply_nested_answer_to_hello_cannot_start():
+    with pytest.raises(AdapterStartError, match="more than 64 levels deep"):
+        run(broken("deeply_nested_hello"))
+
+
 def test_crash_at_start_stops_the_run():
     with pytest.raises(AdapterStartError, match="exit status 3"):
         run(broken("crash_at_start"))
@@ -184,7 +272,7 @@ def test_restart_failures_never_lose_a_result(tmp_path):
     assert [r.verdict for r in result.results] == [checker.CRASH] * 5
     assert "exit status 4" in result.results[0].message
     messages = [r.message for r in result.results[1:]]
-    assert sum("could not be restarted" in m for m in messages) == runner.MAX_FAILED_RESTARTS
+    assert sum("could not be restarted" in m for m in messages) == window.MAX_FAILED_RESTARTS
     assert sum("every adapter process failed to restart" in m for m in messages) == 2
 
 
@@ -199,7 +287,7 @@ def test_a_refused_new_runs_on_a_fresh_session():
         ],
     )
     assert [c.expected_error for c in orphan.calls] == ["invalid-params", "no-policy", "no-policy"]
-    assert selection.needs_fresh_session(orphan)
+    assert window.Job(0, orphan, wire.prepare_vector(orphan), lambda: orphan).fresh
     result = run(REFERENCE_ARGV, [plain_vector("fresh/a"), orphan, plain_vector("fresh/b", 3)])
     assert result.ok, [r.describe() for r in result.results]
 
@@ -238,14 +326,39 @@ def test_jobs_with_a_broken_adapter_lose_nothing():
     assert [r.vector_id for r in result.results if not r.passed] == ["faults/trigger"]
 
 
+def test_an_interrupt_while_workers_start_kills_every_adapter(monkeypatch):
+    pids: list[int] = []
+
+    class Recording(AdapterProcess):
+        def start(self):
+            handshake = super().start()
+            pids.append(self.pid)
+            return handshake
+
+    started = threading.Thread.start
+
+    def start(thread):
+        if getattr(thread, "_target", None) is not None and "work" in thread._target.__name__:
+            raise KeyboardInterrupt  # Ctrl-C just as the first worker starts
+        started(thread)
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    with pytest.raises(KeyboardInterrupt):
+        runner.run_suite(
+            many(4), adapter_factory=lambda: Recording(REFERENCE_ARGV, timeout=5.0), jobs=2
+        )
+    monkeypatch.undo()
+    assert len(pids) == 2 and all(gone(pid) for pid in pids)
+
+
 def test_shards_partition_the_suite_deterministically():
     vectors = many(10)[::-1]
-    shards = [selection.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    shards = [suite_filter.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
     ids = sorted(v.id for v in vectors)
     assert [v.id for v in shards[0]] == [ids[9], ids[6], ids[3], ids[0]]  # given order kept
     assert sorted(v.id for shard in shards for v in shard) == ids
-    assert shards == [selection.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
-    assert selection.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
+    assert shards == [suite_filter.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    assert suite_filter.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
 
 
 def test_run_suite_applies_the_shard_and_reports_it():
@@ -258,11 +371,11 @@ def test_run_suite_applies_the_shard_and_reports_it():
 @pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x/2", "1", "1/2/3", ""])
 def test_bad_shards_are_refused(text):
     with pytest.raises(ValueError, match="shard"):
-        selection.parse_shard(text)
+        suite_filter.parse_shard(text)
 
 
 def test_parse_shard():
-    assert selection.parse_shard("3/4") == (3, 4)
+    assert suite_filter.parse_shard("3/4") == (3, 4)
 
 
 @pytest.mark.parametrize(
@@ -279,13 +392,14 @@ def test_parse_shard():
 )
 def test_k_is_a_substring_or_a_glob(patterns, expected):
     vectors = [Vector(f"many/v{i:02d}", "", (), {}, 0, ()) for i in (0, 1, 2, 10, 11)]
-    assert [v.id for v in selection.select(vectors, patterns)] == expected
+    assert [v.id for v in suite_filter.select(vectors, patterns)] == expected
 
 
 # -- known failures -------------------------------------------------------------------------------
 
 
-TiesToHigher = lookup("ties-to-higher-position").policy
+#: The catalogued mutant that breaks ties toward the higher position.
+TIES_TO_HIGHER = mutants.lookup("ties-to-higher-position").factory
 
 
 def ties_suite() -> list[Vector]:
@@ -302,7 +416,7 @@ def ties_suite() -> list[Vector]:
 
 def run_ties(known: set[str]) -> runner.RunResult:
     return runner.run_suite(
-        ties_suite(), adapter_factory=lambda: InProcessAdapter(TiesToHigher), known_failures=known
+        ties_suite(), adapter_factory=lambda: InProcessAdapter(TIES_TO_HIGHER), known_failures=known
     )
 
 
@@ -338,31 +452,17 @@ def test_a_listed_vector_that_passes_fails_the_run():
 
 def test_known_failures_file_format(tmp_path):
     text = "# header\n\nties/a\n  ties/b   # flaky since 0.2\n#ties/c\n"
-    assert selection.parse_known_failures(text) == {"ties/a", "ties/b"}
+    assert suite_filter.parse_known_failures(text) == {"ties/a", "ties/b"}
     path = tmp_path / "known.txt"
-    path.write_text(selection.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
+    path.write_text(suite_filter.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
     assert path.read_text().splitlines()[-2:] == ["a/1", "b/2"]
-    assert selection.read_known_failures(path) == {"a/1", "b/2"}
-    with pytest.raises(selection.KnownFailuresError, match=r"known.txt:2: expected one vector id"):
-        selection.parse_known_failures("ok/one\nnot one\n", "known.txt")
-    with pytest.raises(selection.KnownFailuresError, match="cannot read"):
-        selection.read_known_failures(tmp_path / "missing.txt")
-
-
-def test_runnable_problems_name_file_field_and_reason():
-    good = plain_vector("dup/one")
-    twin = Vector("dup/one", "", (), {}, 0, good.calls)
-    headless = Vector("bad/headless", "", (), {}, 0, good.calls[1:])
-    odd = Vector("bad/expect", "", (), {}, 0, (*good.calls, Call({"op": "step"}, {"victims": []})))
-    kinds = Vector("bad/kind", "", (), {}, 0, (*good.calls, Call({"op": "evict"}, {"error": "x"})))
-    problems = selection.runnable_problems([good, twin, headless, odd, kinds])
-    assert problems == [
-        "dup/one: /id: duplicate id 'dup/one' (also in dup/one)",
-        "bad/headless: /calls/0: the first call must be new",
-        f"bad/expect: /calls/{len(good.calls)}/expect: only an evict can expect victims",
-        f"bad/kind: /calls/{len(good.calls)}/expect: unknown error kind 'x'",
-    ]
-    assert selection.runnable_problems([good]) == []
+    assert suite_filter.read_known_failures(path) == {"a/1", "b/2"}
+    with pytest.raises(
+        suite_filter.KnownFailuresError, match=r"known.txt:2: expected one vector id"
+    ):
+        suite_filter.parse_known_failures("ok/one\nnot one\n", "known.txt")
+    with pytest.raises(suite_filter.KnownFailuresError, match="cannot read"):
+        suite_filter.read_known_failures(tmp_path / "missing.txt")
 
 
 def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
@@ -377,3 +477,112 @@ def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
     )
     assert crashed.exit_status == -11 and crashed.duration > 0
     assert vector_runner.close() == []
+
+
+def test_run_with_an_adapter_imports_no_numpy_and_no_other_subcommand():
+    code = textwrap.dedent(
+        """
+        import sys
+        from conformance.cli import main
+        status = main(["run", "--adapter", sys.argv[1], "-k", "ties/"])
+        loaded = sorted(sys.modules)
+        print(status, [m for m in loaded if m == "numpy" or m.startswith("conformance.commands.")])
+        """
+    )
+    adapter = " ".join(REFERENCE_ARGV)
+    done = subprocess.run(
+        [sys.executable, "-c", code, adapter], capture_output=True, text=True, timeout=BOUND
+    )
+    assert done.stdout.splitlines()[-1] == (
+        "0 ['conformance.commands._options', 'conformance.commands.run']"
+    )
+
+
+def test_huge_refusal_messages_are_kept_bounded():
+    result = run(broken("huge_refusals"), timeout=10.0)
+    assert [r.verdict for r in result.results] == [checker.UNEXPECTED_REFUSAL] * 3
+    for failed in result.results:
+        said = failed.actual["message"]
+        assert said.startswith("x" * checker.KEEP_TEXT) and said.endswith("more characters)")
+        assert len(said) < checker.KEEP_TEXT + 50 and len(failed.message) < 2 * checker.KEEP_TEXT
+    assert len(json.dumps([r.to_json() for r in result.results])) < 20_000
+
+
+def test_a_kept_value_is_bounded_whatever_its_size():
+    value = {
+        "victims": list(range(10**5)),
+        "note": "y" * 10**6,
+        **{f"k{i}": i for i in range(2000)},
+    }
+    bounded = checker.kept(value)
+    assert len(json.dumps(bounded)) < 40_000
+    assert bounded["victims"][: checker.KEEP_ITEMS] == list(range(checker.KEEP_ITEMS))
+    assert bounded["victims"][-1] == f"... ({10**5 - checker.KEEP_ITEMS:,} more items)"
+    assert checker.kept([1, "a", None]) == [1, "a", None]  # small values are kept as they are
+
+
+# -- the run command on files ---------------------------------------------------------------------
+
+
+def run_command(capsys, *argv: str) -> tuple[int, str, str]:
+    from conformance.cli import main
+
+    code = main(["run", *argv])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_a_vector_with_a_scores_call_is_refused_before_it_is_sent(capsys, tmp_path):
+    plain = plain_vector("files/plain")
+    scored = Vector(
+        "files/scored",
+        "holds a scores call",
+        (),
+        plain.params,
+        plain.seed,
+        (*plain.calls[:3], Call({"op": "scores"}), *plain.calls[3:]),
+    )
+    directory = write_suite(tmp_path / "suite", [plain, scored])
+    code, out, err = run_command(capsys, str(directory), "--adapter", " ".join(REFERENCE_ARGV))
+    assert code == 2 and out == ""
+    assert err.startswith("snapkv-conformance run: error: invalid vectors: ")
+    assert "scored.json: /calls/3" in err and err.count("\n") == 1
+
+
+def test_an_id_the_schema_forbids_is_refused(capsys, tmp_path):
+    directory = write_suite(tmp_path / "suite", [plain_vector("files/plain")])
+    good = plain_vector("x/y")
+    odd = Vector("files/has space", good.description, good.tags, good.params, 0, good.calls)
+    (directory / "odd.json").write_text(dumps_vector(odd))
+    code, _, err = run_command(capsys, str(directory))
+    assert code == 2 and "odd.json: /id: " in err and "has space" in err
+
+
+@pytest.mark.parametrize("line", ["files/has space", "files/#hash", "files/\x1besc", "Upper/case"])
+def test_a_known_failures_line_that_is_no_id_is_refused(capsys, tmp_path, line):
+    directory = write_suite(tmp_path / "suite", [plain_vector("files/plain")])
+    known = tmp_path / "known.txt"
+    known.write_text(f"{line}\n")
+    code, _, err = run_command(capsys, str(directory), "--known-failures", str(known))
+    assert code == 2 and "known.txt:1: " in err
+
+
+def test_written_known_failures_are_read_back(capsys, tmp_path):
+    trigger = trigger_vector("files/trigger")
+    directory = write_suite(tmp_path / "suite", [plain_vector("files/plain"), trigger])
+    known = tmp_path / "known.txt"
+    adapter = " ".join(broken("crash_mid_vector"))
+    common = [str(directory), "--adapter", adapter, "--timeout", "2"]
+    assert run_command(capsys, *common, "--write-known-failures", str(known))[0] == 1
+    assert suite_filter.read_known_failures(known) == {"files/trigger"}
+    assert run_command(capsys, *common, "--known-failures", str(known))[0] == 0
+
+
+def test_a_failure_is_said_on_stderr_when_judged_and_listed_on_stdout(capsys, tmp_path):
+    trigger = trigger_vector("files/trigger")
+    directory = write_suite(tmp_path / "suite", [plain_vector("files/plain"), trigger])
+    adapter = " ".join(broken("crash_mid_vector"))
+    code, out, err = run_command(capsys, str(directory), "--adapter", adapter, "--timeout", "2")
+    assert code == 1
+    assert err.startswith("FAIL files/trigger: call ") and err.count("\n") == 1
+    assert out.startswith("FAIL files/trigger: call ")

@@ -16,7 +16,6 @@ from conformance.commands._options import (
     add_count,
     add_paths,
     add_timeout,
-    load_vectors,
     output_problem,
 )
 from conformance.exceptions import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
@@ -73,9 +72,12 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import protocol_checks, report, resources, runner, selection
+    from conformance import protocol_checks, report, resources, runner, suite_filter
+    from conformance.checker import VectorResult
     from conformance.driver import AdapterStartError
     from conformance.outputs import write_text
+    from conformance.stream import plan_suite
+    from conformance.vectors import VectorError
 
     try:
         adapter_argv = shlex.split(args.adapter) if args.adapter is not None else default_adapter()
@@ -84,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
     if not adapter_argv:
         return _error("--adapter is empty")
     try:
-        shard = selection.parse_shard(args.shard) if args.shard is not None else None
+        shard = suite_filter.parse_shard(args.shard) if args.shard is not None else None
     except ValueError as error:
         return _error(f"--shard: {error}")
     outputs = _outputs(args)
@@ -94,29 +96,34 @@ def run(args: argparse.Namespace) -> int:
             return _error(problem)
     try:
         known = (
-            selection.read_known_failures(args.known_failures)
+            suite_filter.read_known_failures(args.known_failures)
             if args.known_failures is not None
             else set()
         )
-    except selection.KnownFailuresError as error:
+    except suite_filter.KnownFailuresError as error:
         return _error(str(error))
     paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
+    # Only ids are read now; each file is read when its turn comes (a bad one stops the run).
     try:
-        vectors = load_vectors(paths)
+        entries = plan_suite(paths)
         checks = protocol_checks.load_checks(paths)
-    except (ValueError, protocol_checks.CheckError) as error:
+    except VectorError as error:
+        return _error(f"invalid vectors: {error}")
+    except protocol_checks.CheckError as error:
         return _error(str(error))
-    selected = selection.select(vectors, args.patterns)
+    if not entries and not checks:
+        return _error(f"no vectors found in {', '.join(paths)}")
+    selected = suite_filter.select(entries, args.patterns)
     selected_checks = [
         check
         for check in checks
-        if not args.patterns or any(selection.matches(check.id, p) for p in args.patterns)
+        if not args.patterns or any(suite_filter.matches(check.id, p) for p in args.patterns)
     ]
     if shard is not None:
         selected_checks = [c for i, c in enumerate(selected_checks) if i % shard[1] == shard[0] - 1]
     if not selected and not selected_checks:
         return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
-    unknown = sorted(known - {vector.id for vector in vectors} - {check.id for check in checks})
+    unknown = sorted(known - {entry.id for entry in entries} - {check.id for check in checks})
     for vector_id in unknown:
         print(
             f"warning: {args.known_failures} lists {vector_id!r}, which is not in the suite",
@@ -124,6 +131,15 @@ def run(args: argparse.Namespace) -> int:
         )
 
     progress = report.ProgressLine(sys.stderr)
+
+    def judged(result: VectorResult, done: int, total: int) -> None:
+        # A failure is said on stderr as soon as it is judged; stdout's listing at the end
+        # repeats it in suite order, with its details.
+        if result.fails_run:
+            progress.finish()
+            print(report.format_result(result).splitlines()[0], file=sys.stderr, flush=True)
+        progress(result, done, total)
+
     try:
         if selected:
             result = runner.run_suite(
@@ -133,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 timeout=args.timeout,
                 shard=shard,
                 known_failures=known,
-                progress=progress,
+                progress=judged,
             )
         else:
             result = runner.RunResult(
@@ -141,12 +157,15 @@ def run(args: argparse.Namespace) -> int:
             )
     except AdapterStartError as error:
         return _error(str(error))
+    except VectorError as error:
+        return _error(f"invalid vectors: {error}")
     finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
     if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
         from conformance.triage import triage
 
-        result.triage = triage(selected, result.results)
+        ran = suite_filter.shard_vectors(selected, shard)
+        result.triage = triage([entry.load() for entry in ran], result.results)
     # Protocol checks: each in a fresh session of its own, after the vectors.
     result.results.extend(
         protocol_checks.run_checks(
@@ -171,7 +190,7 @@ def run(args: argparse.Namespace) -> int:
         "--junit": lambda path: report.write_junit(path, result, context),
         "--write-known-failures": lambda path: write_text(
             path,
-            selection.format_known_failures(
+            suite_filter.format_known_failures(
                 failing, f"written by snapkv-conformance run for {who}"
             ),
         ),

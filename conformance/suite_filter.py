@@ -1,5 +1,7 @@
 """Which vectors run: ``-k`` patterns, shards, known failures, and vectors the runner can use.
 
+(Picking vectors to run; the victims an evict picks are the policy's *selection*.)
+
 The rules (SPEC.md defers to README.md, "Running the suite against your port"):
 
 - ``-k PATTERN`` matches a vector id as a glob (:func:`fnmatch.fnmatchcase`, over the whole
@@ -9,19 +11,42 @@ The rules (SPEC.md defers to README.md, "Running the suite against your port"):
   (code point order) is ``I - 1`` modulo ``N``; shards are applied after ``-k``, so the N shards
   of one selection partition it.
 - A known-failures file lists one vector id per line; text from ``#`` to the end of a line is
-  a comment; blank lines are ignored.
+  a comment; blank lines are ignored. An id is what the vector schema allows
+  (:data:`VECTOR_ID`), so whatever ``--write-known-failures`` writes is read back as written.
 """
 
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping, Sequence
+import re
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Protocol, TypeVar
 
 from conformance.exceptions import KitError
-from conformance.protocol import ERROR_KINDS
-from conformance.vectors import Vector
+
+#: A vector id as the vector schema allows it: lowercase words of a-z, 0-9 and ``-``, at least
+#: two segments joined by ``/``, at most 200 characters.
+VECTOR_ID = re.compile(r"[a-z0-9][a-z0-9-]*(?:/[a-z0-9][a-z0-9-]*)+")
+MAX_ID_LENGTH = 200
+
+
+def id_problem(vector_id: str) -> str | None:
+    """Why ``vector_id`` is not an id the vector schema allows, or None."""
+    if len(vector_id) > MAX_ID_LENGTH or VECTOR_ID.fullmatch(vector_id) is None:
+        return (
+            f"{vector_id!r} is not a vector id (lowercase words of a-z, 0-9 and - joined by /, "
+            f"at most {MAX_ID_LENGTH} characters)"
+        )
+    return None
+
+
+class _HasId(Protocol):
+    @property
+    def id(self) -> str: ...
+
+
+_V = TypeVar("_V", bound=_HasId)
 
 
 def matches(vector_id: str, pattern: str) -> bool:
@@ -32,7 +57,7 @@ def matches(vector_id: str, pattern: str) -> bool:
     return pattern in vector_id
 
 
-def select(vectors: Sequence[Vector], patterns: Sequence[str] | None) -> list[Vector]:
+def select(vectors: Sequence[_V], patterns: Sequence[str] | None) -> list[_V]:
     """The vectors whose id matches any of ``patterns`` (all of them when there are none)."""
     if not patterns:
         return list(vectors)
@@ -53,7 +78,7 @@ def parse_shard(text: str) -> tuple[int, int]:
     return index, count
 
 
-def shard_vectors(vectors: Sequence[Vector], shard: tuple[int, int] | None) -> list[Vector]:
+def shard_vectors(vectors: Sequence[_V], shard: tuple[int, int] | None) -> list[_V]:
     """Shard ``I/N``: the vectors at index ``I - 1`` modulo ``N`` among the ids sorted by code
     point; the given order is kept. Every vector is in exactly one of the N shards."""
     if shard is None:
@@ -79,6 +104,9 @@ def parse_known_failures(text: str, source: str = "<known failures>") -> set[str
             raise KnownFailuresError(
                 f"{source}:{number}: expected one vector id per line, got {line!r}"
             )
+        problem = id_problem(line)
+        if problem is not None:
+            raise KnownFailuresError(f"{source}:{number}: {problem}")
         ids.add(line)
     return ids
 
@@ -98,49 +126,3 @@ def format_known_failures(ids: Iterable[str], comment: str = "") -> str:
     if comment:
         header += "".join(f"# {line}\n" for line in comment.splitlines())
     return header + "".join(f"{vector_id}\n" for vector_id in sorted(set(ids)))
-
-
-def runnable_problems(vectors: Sequence[Vector]) -> list[str]:
-    """Faults that make vectors unusable by the runner (file, field and reason), if any.
-
-    Cheaper than full validation (``snapkv-conformance validate``): unique ids, a ``new``
-    first, and expectations of the right shape.
-    """
-    problems = []
-    seen: dict[str, Any] = {}
-    for vector in vectors:
-        where = str(vector.path) if vector.path is not None else vector.id
-        if vector.id in seen:
-            problems.append(f"{where}: /id: duplicate id {vector.id!r} (also in {seen[vector.id]})")
-        seen[vector.id] = where
-        if not vector.calls or vector.calls[0].op != "new":
-            problems.append(f"{where}: /calls/0: the first call must be new")
-        for index, call in enumerate(vector.calls):
-            problem = _expect_problem(call.op, call.expect)
-            if problem:
-                problems.append(f"{where}: /calls/{index}/expect: {problem}")
-    return problems
-
-
-def _expect_problem(op: str, expect: Mapping[str, Any] | None) -> str | None:
-    if expect is None:
-        return None
-    if not isinstance(expect, Mapping) or len(expect) != 1:
-        return "must be {'victims': [...]} or {'error': kind}"
-    if "error" in expect:
-        return None if expect["error"] in ERROR_KINDS else f"unknown error kind {expect['error']!r}"
-    victims = expect.get("victims")
-    if op != "evict":
-        return "only an evict can expect victims"
-    if not isinstance(victims, list) or not all(type(v) is int for v in victims):
-        return "victims must be a list of integers"
-    return None
-
-
-def needs_fresh_session(vector: Vector) -> bool:
-    """True for a vector whose ``new`` must be refused and which goes on after it.
-
-    A refused ``new`` leaves any earlier policy in place, so what follows (a step expecting
-    ``no-policy``, say) means something only on an adapter that has had no policy yet.
-    """
-    return len(vector.calls) > 1 and vector.calls[0].expected_error is not None
