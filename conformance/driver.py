@@ -33,7 +33,7 @@ from typing import Any, Self
 
 from conformance import pipes, protocol
 from conformance.exceptions import KitError
-from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer
+from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer, validate_message
 from conformance.text import json_text
 
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
@@ -274,9 +274,13 @@ class AdapterProcess(_Adapter):
         grace: float = GRACE,
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        validate_protocol: bool = False,
     ) -> None:
         if not argv:
             raise ValueError("the adapter command is empty")
+        #: Check every answer, the handshake's too, against the shipped response schema.
+        self.validate_protocol = validate_protocol
+        self._ops: dict[int, tuple[str, ...]] = {}  # ops of the batches in flight, by first id
         self.argv = [str(arg) for arg in argv]
         self.timeout = timeout
         self.start_timeout = max(timeout, START_TIMEOUT) if start_timeout is None else start_timeout
@@ -412,6 +416,8 @@ class AdapterProcess(_Adapter):
         prepared = prepare(requests)
         ticket = Ticket(self._next_id, len(prepared))
         self._next_id += len(prepared)
+        if self.validate_protocol:
+            self._ops[ticket.first] = tuple(str(r.get("op")) for r in prepared.requests)
         self._writes.put(
             b"".join(
                 b'{"id":%d,%s' % (ticket.first + index, body)
@@ -428,10 +434,30 @@ class AdapterProcess(_Adapter):
         self._sent.popleft()
         self._previous_first, self._current_first = self._current_first, ticket.first
         answers: list[dict[str, Any]] = []
+        ops = self._ops.pop(ticket.first, ())
         for index in range(ticket.count):
             line = self._next_line(index, answers)
-            answers.append(self._decode(line, index, ticket.first, answers))
+            answer = self._decode(line, index, ticket.first, answers)
+            if ops:
+                self._check_schema(answer, ops[index], index, answers)
+            answers.append(answer)
         return answers
+
+    def _check_schema(
+        self, answer: dict[str, Any], op: str, index: int, answers: list[dict[str, Any]]
+    ) -> None:
+        """With ``validate_protocol``: an answer that breaks the shipped schema for its op is a
+        protocol failure, even where the checker would accept it (an extra field, say)."""
+        problems = validate_message("response", answer, op)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise self._failure(
+                "protocol",
+                index,
+                f"the answer to {op} does not validate against schema/protocol/"
+                f"response.schema.json: {problems[0]}{more}: {json_text(answer)}",
+                answers,
+            )
 
     def _next_line(self, index: int, answers: list[dict[str, Any]]) -> bytes:
         assert self._reader is not None

@@ -107,6 +107,7 @@ def run_suite(
     shard: tuple[int, int] | None = None,
     known_failures: Iterable[str] | None = None,
     progress: Progress | None = None,
+    validate_protocol: bool = False,
 ) -> RunResult:
     """Run ``vectors`` (sharded by ``shard``) and judge every one.
 
@@ -115,8 +116,10 @@ def run_suite(
     :class:`~conformance.driver.InProcessAdapter`, say). ``jobs`` workers run in parallel, each
     with its own adapter. ``known_failures`` are vector ids whose failure does not fail the run
     (and whose pass does). ``progress(result, done, total)`` is called as each vector is
-    settled, from one thread at a time. Raises :class:`AdapterStartError` when an adapter cannot
-    start, :class:`VectorError` for a vector file that cannot be run.
+    settled, from one thread at a time. With ``validate_protocol`` every answer of an
+    ``adapter_argv`` process is also checked against the shipped response schema. Raises
+    :class:`AdapterStartError` when an adapter cannot start, :class:`VectorError` for a vector
+    file that cannot be run.
     """
     if (adapter_argv is None) == (adapter_factory is None):
         raise ValueError("give exactly one of adapter_argv and adapter_factory")
@@ -124,7 +127,7 @@ def run_suite(
         argv = list(adapter_argv)
 
         def adapter_factory() -> Adapter:
-            return AdapterProcess(argv, timeout)
+            return AdapterProcess(argv, timeout, validate_protocol=validate_protocol)
 
     assert adapter_factory is not None
     began = time.monotonic()

@@ -61,6 +61,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "a listed vector that passes does",
     )
     parser.add_argument(
+        "--validate-protocol",
+        action="store_true",
+        help="also check every answer against the shipped protocol schemas "
+        "(schema/protocol/response.schema.json); an answer that breaks them is a protocol-error",
+    )
+    parser.add_argument(
         "--write-known-failures",
         metavar="FILE",
         help="write the ids of the vectors that failed in this run to FILE",
@@ -150,6 +156,7 @@ def run(args: argparse.Namespace) -> int:
                 shard=shard,
                 known_failures=known,
                 progress=judged,
+                validate_protocol=args.validate_protocol,
             )
         else:
             result = runner.RunResult(
