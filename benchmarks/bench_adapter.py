@@ -35,7 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 #: The reference with orjson hidden: its strict ``json`` path alone, to measure orjson's gain.
 _WITHOUT_ORJSON = (
     "import sys; sys.modules['orjson'] = None; "
-    "from conformance.adapter import main; sys.exit(main())"
+    "from conformance.server import main; sys.exit(main())"
 )
 ADAPTERS = {
     "reference": [sys.executable, "-m", "conformance", "adapter"],
@@ -88,9 +88,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT))
-    from conformance import adapter
+    from conformance import server
 
-    reader = "orjson" if adapter._orjson is not None else "json (orjson not installed)"
+    reader = "orjson" if server._orjson is not None else "json (orjson not installed)"
     with tempfile.TemporaryDirectory() as workdir:
         requests = Path(workdir) / "requests.jsonl"
         requests.write_bytes(stream(args.steps, args.budget))

@@ -63,9 +63,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from conformance import resources  # noqa: E402
-from conformance.adapter import Session  # noqa: E402
 from conformance.policy import float32_literal  # noqa: E402
 from conformance.runner import run_suite  # noqa: E402
+from conformance.server import Session  # noqa: E402
 from conformance.vectors import Call, Vector, dumps_vector, load_suite  # noqa: E402
 
 ADAPTER = [sys.executable, "-m", "conformance", "adapter"]

@@ -27,8 +27,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from conformance import resources  # noqa: E402
-from conformance.adapter import Session  # noqa: E402
 from conformance.policy import float32_literal  # noqa: E402
+from conformance.server import Session  # noqa: E402
 from conformance.vectors import Call, Vector, dumps_vector, iter_vector_files  # noqa: E402
 
 CLI = [sys.executable, "-m", "conformance"]

@@ -260,8 +260,8 @@ class Tie:
 
 def reference_policy(vector: Vector, call_index: int) -> Any:
     """The reference policy just before ``call_index`` (None when no policy is in place)."""
-    from conformance.adapter import Session
     from conformance.replay import replay
+    from conformance.server import Session
 
     session = Session()
     replay([call.request for call in vector.calls[:call_index]], session=session)

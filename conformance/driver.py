@@ -2,7 +2,7 @@
 
 :class:`AdapterProcess` runs an adapter program (an argv list, never a shell) and exchanges
 JSON Lines with it; :class:`InProcessAdapter` offers the same interface over
-:class:`conformance.adapter.Session` without a process (for mutants' fast path and for tests).
+:class:`conformance.server.Session` without a process (for mutants' fast path and for tests).
 
 Why threads: the runner pipelines a whole vector's requests before reading any answer. If one
 thread did both, a large vector could fill the adapter's stdin pipe while the adapter blocks
@@ -693,7 +693,7 @@ class InProcessAdapter(_Adapter):
         self._outcomes: deque[tuple[Ticket, list[dict[str, Any]] | AdapterFailure]] = deque()
 
     def start(self) -> Handshake:
-        from conformance.adapter import Session
+        from conformance.server import Session
 
         self._session = Session(self.factory, self.implementation)
         self._crashed = False
@@ -720,7 +720,7 @@ class InProcessAdapter(_Adapter):
 
     def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
         """Answer the requests now; :meth:`receive` hands the answers (or the crash) over."""
-        from conformance.adapter import encode
+        from conformance.server import encode
 
         prepared = prepare(requests)
         ticket = Ticket(self._next_id, len(prepared))

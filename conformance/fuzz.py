@@ -27,9 +27,9 @@ from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
-from conformance.adapter import PolicyFactory
 from conformance.policy import new_policy
 from conformance.scenarios import Scenario, play, replay
+from conformance.server import PolicyFactory
 from conformance.vectors import Vector, dumps_vector
 
 DEFAULT_MAX_EXAMPLES = 400

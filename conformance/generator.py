@@ -48,7 +48,7 @@ class GenerationError(KitError):
 
 def realize(draft: Draft, factory: Any = new_policy) -> Vector:
     """Replay ``draft`` on the reference and return the vector with the reference's expectations."""
-    from conformance.adapter import Session
+    from conformance.server import Session
 
     session = Session(factory)
     calls = []

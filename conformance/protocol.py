@@ -2,7 +2,7 @@
 codec, and typed requests and answers with their shape rules.
 
 Everything that reads or writes protocol or vector JSON goes through :func:`decode` and
-:func:`encode`: the reference server (:mod:`conformance.adapter`), the driver reading answers,
+:func:`encode`: the reference server (:mod:`conformance.server`), the driver reading answers,
 and the vector loader. One policy for all of them:
 
 - UTF-8 only, strictly (a byte-order mark or an invalid byte is a decode error);

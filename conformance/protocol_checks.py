@@ -609,7 +609,7 @@ class DesignError(Exception):
 
 def reference_answers(data: bytes) -> list[bytes]:
     """What the reference adapter answers to ``data``, line by line."""
-    from conformance.adapter import serve
+    from conformance.server import serve
 
     out = io.BytesIO()
     serve(io.BytesIO(data), out)

@@ -3,7 +3,7 @@ answers to a call sequence (generating expectations, validating vectors, buildin
 fuzzing scenarios, diagnosing a failure, judging mutants in process).
 
 Requests are protocol v1 requests without ``id`` (as a vector holds them); each is given its
-index as ``id`` and answered by :class:`conformance.adapter.Session`, exactly as the reference
+index as ``id`` and answered by :class:`conformance.server.Session`, exactly as the reference
 adapter answers it, so refusals come back as refusal responses and nothing is raised.
 """
 
@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from conformance.policy import PolicyFactory, new_policy
 
 if TYPE_CHECKING:
-    from conformance.adapter import Session
+    from conformance.server import Session
 
 
 def replay(
@@ -27,7 +27,7 @@ def replay(
     """The responses to ``requests``, answered in order by ``session`` (by default a fresh
     session whose policies ``factory`` makes). Pass a session to look at its policy after."""
     if session is None:
-        from conformance.adapter import Session
+        from conformance.server import Session
 
         session = Session(factory)
     return [session.handle({**request, "id": index}) for index, request in enumerate(requests)]

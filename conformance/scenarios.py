@@ -23,8 +23,8 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from conformance.adapter import PolicyFactory, Session
 from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, float32_literal, new_policy
+from conformance.server import PolicyFactory, Session
 
 #: Weights chosen for what they do to a sum or a comparison; every one is an exact float32.
 SPECIAL_WEIGHTS: tuple[float, ...] = (

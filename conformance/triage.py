@@ -111,7 +111,7 @@ def divergence(policy: type, vector: Vector, target: Sequence[Outcome]) -> int |
     """Replay ``vector`` on ``policy`` in process; the index of the first call whose outcome
     differs from ``target`` (``len(target)`` when the replay goes on past it), or None when
     every outcome is the same."""
-    from conformance.adapter import Session
+    from conformance.server import Session
 
     session = Session(lambda params, seed: policy(params, seed))
     for index, call in enumerate(vector.calls):

@@ -17,8 +17,8 @@ import numpy as np
 # Run as a script from anywhere: make the checkout importable without installing it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.adapter import main
 from conformance.policy import SnapKV
+from conformance.server import main
 
 
 class ArgsortSelection(SnapKV):

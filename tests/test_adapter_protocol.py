@@ -1,6 +1,6 @@
 """The reference adapter speaks protocol v1 (SPEC.md §3), in-process and over real pipes.
 
-In-process tests drive :func:`conformance.adapter.serve` on byte streams; the rest start
+In-process tests drive :func:`conformance.server.serve` on byte streams; the rest start
 ``python -m conformance adapter`` and talk to it through its stdin/stdout, with a writer thread
 so that a full pipe can never deadlock the test, and a timeout on every wait. Expected victims
 and scores come from the reference policy itself, replayed in-process.
@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.adapter import Session, serve
 from conformance.policy import SnapKV
+from conformance.server import Session, serve
 
 TIMEOUT = 60.0  # seconds; generous for a shared machine, but every wait is bounded
 PARAMS = {"budget": 3, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
@@ -460,28 +460,28 @@ HOSTILE_LINES = [
 
 
 def _strict_answers(lines: list[bytes]) -> list[bytes]:
-    from conformance import adapter
+    from conformance import server
 
     session = Session()
     answers = []
     for line in lines:
         try:
-            request = adapter.decode(line)
+            request = server.decode(line)
         except ValueError as error:
-            answer = adapter.refusal(
+            answer = server.refusal(
                 None, "bad-request", f"request is not a JSON object line: {error}"
             )
         else:
             answer = session.handle(request)
-        answers.append(adapter.encode(answer))
+        answers.append(server.encode(answer))
     return answers
 
 
 def _fast_answers(lines: list[bytes]) -> list[bytes]:
-    from conformance import adapter
+    from conformance import server
 
     session = Session()
-    return [adapter.encode(session.handle_line(line)) for line in lines]
+    return [server.encode(session.handle_line(line)) for line in lines]
 
 
 NEW_LINE = (
@@ -492,9 +492,9 @@ NEW_LINE = (
 
 @pytest.mark.parametrize("line", HOSTILE_LINES)
 def test_the_fast_path_answers_every_hostile_line_as_the_strict_codec(line: bytes) -> None:
-    from conformance import adapter
+    from conformance import server
 
-    assert adapter._orjson is not None, "orjson is installed with the kit"
+    assert server._orjson is not None, "orjson is installed with the kit"
     lines = [NEW_LINE, b'{"id":5,"op":"step","pos":0,"attn":[]}', line]
     assert _fast_answers(lines) == _strict_answers(lines)
 

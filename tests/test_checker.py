@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from conformance import checker, diagnosis, mutants
-from conformance.adapter import Session
 from conformance.driver import AdapterFailure, InProcessAdapter
 from conformance.policy import SnapKV, float32_literal
+from conformance.server import Session
 from conformance.text import catches_of
 from conformance.vectors import Vector
 from tests.support.runner_support import params, reference_vector, workload

@@ -82,7 +82,7 @@ def stuck_adapter(tmp_path: Path) -> tuple[list[str], Path]:
             f"""
             import json, os, signal, sys, time
             sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-            from conformance.adapter import Session, encode
+            from conformance.server import Session, encode
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             session = Session()
             def mark(state):

@@ -90,7 +90,7 @@ def test_everything_from_the_ports_is_escaped(suite, tmp_path):
         textwrap.dedent(
             """
             import sys
-            from conformance.adapter import serve
+            from conformance.server import serve
             name = {"name": "<script>alert('x')</script>", "language": "a|b", "version": "1&2"}
             sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, implementation=name))
             """

@@ -10,7 +10,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conformance import protocol
-from conformance.adapter import Session, capabilities_of
 from conformance.policy import SnapKV
 from conformance.protocol import (
     MAX_DEPTH,
@@ -23,6 +22,7 @@ from conformance.protocol import (
     request_to_json,
     validate_message,
 )
+from conformance.server import Session, capabilities_of
 
 # -- the codec ------------------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conformance import protocol_checks as pc
-from conformance.adapter import Session
 from conformance.resources import suite_dir
+from conformance.server import Session
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "lax_adapters"))

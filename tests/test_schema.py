@@ -10,8 +10,8 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.adapter import Session
 from conformance.resources import schema_dir
+from conformance.server import Session
 from conformance.tags import VocabularyError, load_vocabulary, parse_vocabulary
 from conformance.validation import (
     REQUEST_SCHEMA,

@@ -17,10 +17,10 @@ from typing import Any
 import pytest
 
 from conformance import cli
-from conformance.adapter import Session
 from conformance.mutants import Mutant, lookup
 from conformance.policy import Params, PolicyError, Ring, SnapKV
 from conformance.resources import suite_dir
+from conformance.server import Session
 from conformance.tags import load_vocabulary
 from conformance.vectors import Vector, load_suite
 

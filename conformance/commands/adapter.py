@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from conformance import adapter
+from conformance import server as adapter
 
 HELP = "Serve the reference policy over adapter protocol v1 on stdin/stdout."
 

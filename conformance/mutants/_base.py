@@ -27,7 +27,7 @@ class Witness:
     """A scenario the reference and a mutant disagree on: ``new(params)`` then ``calls``.
 
     ``calls`` are requests without ``id`` (as in a vector), so a witness can be replayed through
-    :class:`conformance.adapter.Session` exactly like a vector.
+    :class:`conformance.server.Session` exactly like a vector.
     """
 
     params: Mapping[str, Any]
@@ -103,7 +103,7 @@ class Mutant:
     doc: str = field(default="", compare=False)
 
     def factory(self, params: Mapping[str, Any], seed: int) -> SnapKV:
-        """A policy factory for :class:`conformance.adapter.Session`."""
+        """A policy factory for :class:`conformance.server.Session`."""
         return self.policy(params, seed)
 
     def implementation(self) -> dict[str, str]:

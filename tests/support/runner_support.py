@@ -13,8 +13,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.adapter import Session
 from conformance.policy import float32_literal
+from conformance.server import Session
 from conformance.vectors import Call, Vector, dumps_vector
 
 BROKEN = Path(__file__).resolve().parents[1] / "broken_adapters"

@@ -1,4 +1,7 @@
-"""The reference adapter: serves a policy over protocol v1 (SPEC.md §3) on stdin/stdout.
+"""The reference server: serves a policy over protocol v1 (SPEC.md §3) on stdin/stdout.
+
+"Adapter" in this kit means the program under test; this module is the reference's own
+adapter program, run by ``snapkv-conformance adapter`` and by ``adapters/python``.
 
 One JSON object per line in, one per line out, in order, flushed per line. The loop reads a
 line, answers it and moves on, so a caller may pipeline any number of requests before reading
