@@ -140,8 +140,8 @@ def _tie_row(
 _UNSTABLE = (
     "an unstable sort or partial selection ranking by pooled score alone: numpy's default "
     "argsort and argpartition, C++ std::sort/nth_element/partial_sort, Go sort.Slice, Rust "
-    "sort_unstable_by, torch.topk; they reorder equal keys in groups this large, so the victims "
-    "are not the lowest positions."
+    "sort_unstable_by, torch.topk; they break ties in no fixed order, reordering equal keys in "
+    "groups this large, so the victims are not the lowest positions."
 )
 
 
@@ -191,7 +191,8 @@ def unstable_sorts() -> Iterator[Draft]:
         "1: the single victim is the lowest zero, position 512.",
         catches="a minimum taken from an unstable sort or partial selection (the first index "
         "of numpy's default argsort, argpartition with kth 0 on SIMD builds, a heap) that "
-        "returns some zero other than the first.",
+        "breaks the tie among the zeros in no fixed order and returns some zero other than the "
+        "first.",
     )
     for group in (129, 1025):
         higher = group // 2
