@@ -151,6 +151,20 @@ def summary_lines(matrix: Matrix) -> list[str]:
 # -- Markdown ----------------------------------------------------------------------------------
 
 
+def themes(matrix: Matrix) -> list[tuple[str, list[Vector]]]:
+    """The vectors grouped by theme (an id's first segment), themes in order of first
+    appearance, vectors in matrix order within each."""
+    grouped: dict[str, list[Vector]] = {}
+    for vector in matrix.vectors:
+        grouped.setdefault(vector.id.split("/", 1)[0], []).append(vector)
+    return list(grouped.items())
+
+
+def _theme_count(column: Column, vectors: Sequence[Vector]) -> str:
+    passed = sum(column.verdict(vector.id) == "pass" for vector in vectors)
+    return f"{passed}/{len(vectors)}"
+
+
 def _md(text: str) -> str:
     """Text safe inside a Markdown table cell: one line, pipes and control characters escaped."""
     flat = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
@@ -181,12 +195,15 @@ def to_markdown(matrix: Matrix) -> str:
         lines.append(_md_row([_md(cell) for cell in cells]))
     lines += ["", _md_row(["vector", *(_md(c.port.name) for c in matrix.columns)])]
     lines.append(_md_row(["---"] * (len(matrix.columns) + 1)))
-    for vector in matrix.vectors:
-        cells = []
-        for column in matrix.columns:
-            verdict = column.verdict(vector.id)
-            cells.append(verdict if verdict == "pass" else f"**{verdict}**")
-        lines.append(_md_row([f"`{_md(vector.id)}`", *cells]))
+    for theme, vectors in themes(matrix):
+        counts = [f"**{_theme_count(column, vectors)}**" for column in matrix.columns]
+        lines.append(_md_row([f"**{_md(theme)}/** ({len(vectors)} vectors)", *counts]))
+        for vector in vectors:
+            cells = []
+            for column in matrix.columns:
+                verdict = column.verdict(vector.id)
+                cells.append(verdict if verdict == "pass" else f"**{verdict}**")
+            lines.append(_md_row([f"`{_md(vector.id)}`", *cells]))
     triaged = [column for column in matrix.columns if column.triage is not None]
     if triaged:
         lines += ["", "## Triage", ""]
@@ -224,6 +241,7 @@ td.num { text-align: right; }
 .not-run { background: #eee; color: #666; }
 .all { color: #165c16; font-weight: bold; }
 li { margin: 0.3em 0; }
+tr.theme th { background: #f8f8f8; }
 """
 
 
@@ -236,6 +254,18 @@ def _cell_class(verdict: str) -> str:
 def _html(text: str) -> str:
     """Text for HTML: control characters and lone surrogates escaped, then markup."""
     return html.escape(escape(str(text)))
+
+
+def _html_row(matrix: Matrix, vector: Vector) -> str:
+    e = _html
+    row = [f'<tr><td class="id" title="{e(vector.description)}">{e(vector.id)}</td>']
+    for column in matrix.columns:
+        verdict = column.verdict(vector.id)
+        result = column.results.get(vector.id)
+        title = e(result.describe()) if result is not None and not result.passed else ""
+        attr = f' title="{title}"' if title else ""
+        row.append(f'<td class="{_cell_class(verdict)}"{attr}>{e(verdict)}</td>')
+    return "".join(row) + "</tr>"
 
 
 def to_html(matrix: Matrix) -> str:
@@ -272,15 +302,11 @@ def to_html(matrix: Matrix) -> str:
     out += ["</tbody>", "</table>", "<table>", "<thead><tr><th>vector</th>"]
     out += [f"<th>{e(column.port.name)}</th>" for column in matrix.columns]
     out += ["</tr></thead>", "<tbody>"]
-    for vector in matrix.vectors:
-        row = [f'<tr><td class="id" title="{e(vector.description)}">{e(vector.id)}</td>']
-        for column in matrix.columns:
-            verdict = column.verdict(vector.id)
-            result = column.results.get(vector.id)
-            title = e(result.describe()) if result is not None and not result.passed else ""
-            attr = f' title="{title}"' if title else ""
-            row.append(f'<td class="{_cell_class(verdict)}"{attr}>{e(verdict)}</td>')
+    for theme, vectors in themes(matrix):
+        row = [f'<tr class="theme"><th>{e(theme)}/ ({len(vectors)} vectors)</th>']
+        row += [f'<th class="num">{_theme_count(c, vectors)}</th>' for c in matrix.columns]
         out.append("".join(row) + "</tr>")
+        out += [_html_row(matrix, vector) for vector in vectors]
     out += ["</tbody>", "</table>"]
     triaged = [column for column in matrix.columns if column.triage is not None]
     if triaged:

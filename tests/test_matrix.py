@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -66,6 +67,11 @@ def test_markdown(two_ports):
     assert "| vector | reference | ties |" in lines
     assert "| `tiny/ties` | pass | **wrong-victims** |" in lines
     assert "| `tiny/refusal` | pass | pass |" in lines
+    # Each theme opens with its own row: how many of its vectors each port passed.
+    assert "| **tiny/** (4 vectors) | **4/4** | **2/4** |" in lines
+    assert lines.index("| **tiny/** (4 vectors) | **4/4** | **2/4** |") < lines.index(
+        "| `tiny/refusal` | pass | pass |"
+    )
     # The pass counts come before the table, and each failure is listed with its message.
     assert text.index("2/4") < text.index("| vector |")
     failures = [line for line in lines if line.startswith("- **ties**: tiny/ties: call 3 (evict)")]
@@ -82,6 +88,21 @@ def test_html_is_self_contained(two_ports):
         r'<td class="fail" title="tiny/ties: call 3 \(evict\)[^"]*">wrong-victims', page
     )
     assert '<td class="num all">4/4</td>' in page and '<td class="num">2/4</td>' in page
+    assert (
+        '<tr class="theme"><th>tiny/ (4 vectors)</th><th class="num">4/4</th>'
+        '<th class="num">2/4</th></tr>'
+    ) in page
+
+
+def test_themes_keep_first_appearance_order():
+    ids = ["ties/a", "null/b", "ties/c", "ring/d", "null/e"]
+    fake = SimpleNamespace(vectors=[SimpleNamespace(id=i) for i in ids])
+    grouped = [(theme, [v.id for v in vectors]) for theme, vectors in matrix.themes(fake)]
+    assert grouped == [
+        ("ties", ["ties/a", "ties/c"]),
+        ("null", ["null/b", "null/e"]),
+        ("ring", ["ring/d"]),
+    ]
 
 
 def test_everything_from_the_ports_is_escaped(suite, tmp_path):
