@@ -38,15 +38,17 @@ SCORES = "scores"
 MAX_OUTPUT = 1 << 20
 STDERR_TAIL = 2000
 
-# Verdicts, shared with the vector checker so reports and JUnit treat both alike.
-PASS = "pass"
-WRONG_VICTIMS = "wrong-victims"
-WRONG_ERROR_KIND = "wrong-error-kind"
-UNEXPECTED_SUCCESS = "unexpected-success"
-UNEXPECTED_REFUSAL = "unexpected-refusal"
-CRASH = "crash"
-TIMEOUT = "timeout"
-PROTOCOL_ERROR = "protocol-error"
+# Verdicts: the vector checker's, so reports and JUnit treat both alike.
+from conformance.checker import (  # noqa: E402
+    CRASH,
+    PASS,
+    PROTOCOL_ERROR,
+    TIMEOUT,
+    UNEXPECTED_REFUSAL,
+    UNEXPECTED_SUCCESS,
+    WRONG_ERROR_KIND,
+    WRONG_VICTIMS,
+)
 
 
 class CheckError(Exception):
