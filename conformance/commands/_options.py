@@ -57,6 +57,16 @@ def add_timeout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_required_adapter(parser: argparse.ArgumentParser) -> None:
+    """``--adapter CMD``, required: the program under test (bench and fuzz have no default)."""
+    parser.add_argument(
+        "--adapter",
+        metavar="CMD",
+        required=True,
+        help="the adapter command, split like a POSIX shell splits it and run without a shell",
+    )
+
+
 def add_count(parser: argparse.ArgumentParser, flag: str, default: int, help: str) -> None:
     """An option taking a positive integer."""
     parser.add_argument(flag, type=int_at_least(1), default=default, metavar="N", help=help)

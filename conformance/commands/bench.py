@@ -10,7 +10,12 @@ import argparse
 import shlex
 import sys
 
-from conformance.commands._options import add_count, int_at_least, positive_float
+from conformance.commands._options import (
+    add_count,
+    add_required_adapter,
+    int_at_least,
+    positive_float,
+)
 
 HELP = "Time an adapter against the reference adapter on standard decode workloads."
 
@@ -18,12 +23,7 @@ HELP = "Time an adapter against the reference adapter on standard decode workloa
 def configure(parser: argparse.ArgumentParser) -> None:
     from conformance.bench import WORKLOADS
 
-    parser.add_argument(
-        "--adapter",
-        metavar="CMD",
-        required=True,
-        help="the adapter command, split like a POSIX shell splits it and run without a shell",
-    )
+    add_required_adapter(parser)
     add_count(parser, "--repeats", 5, "interleaved runs of each adapter per workload (default 5)")
     parser.add_argument(
         "--workload",

@@ -13,7 +13,13 @@ import shlex
 import sys
 from typing import IO
 
-from conformance.commands._options import add_count, add_timeout, int_at_least, output_problem
+from conformance.commands._options import (
+    add_count,
+    add_required_adapter,
+    add_timeout,
+    int_at_least,
+    output_problem,
+)
 from conformance.exceptions import EXIT_FAILED, EXIT_OK, print_error
 
 HELP = "Fuzz an adapter against the reference; shrink the first difference to a vector."
@@ -24,12 +30,7 @@ DEFAULT_SAVE = "snapkv-fuzz-failures"
 def configure(parser: argparse.ArgumentParser) -> None:
     from conformance.fuzz import DEFAULT_MAX_EXAMPLES, DEFAULT_MAX_SHRINKS
 
-    parser.add_argument(
-        "--adapter",
-        metavar="CMD",
-        required=True,
-        help="the adapter command, split like a POSIX shell splits it and run without a shell",
-    )
+    add_required_adapter(parser)
     add_count(
         parser,
         "--max-examples",
