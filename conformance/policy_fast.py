@@ -1,14 +1,16 @@
 """The fast path: the reference policy vectorised with numpy, for long traces and big budgets.
 
 :class:`FastSnapKV` answers every call exactly as :class:`conformance.policy.SnapKV` does, bit
-for bit (``tests/test_policy_fast.py`` checks it with property tests over refusals, atomicity,
+for bit (``tests/test_policy_properties.py`` checks it with property tests over refusals, atomicity,
 huge parameters and long runs); ``conformance.policy`` stays the normative text. It exists
 because the reference adapter serves long traces at budgets in the thousands, where one numpy
 operation per ring slot beats a Python loop per kept position (``benchmarks/bench_reference.py``
 prints the ratio). Get it through ``conformance.policy.new_policy(params, seed, fast=True)``.
 
-How it stays exact: weights are narrowed by the same function as the reference's; sums add one
-float64 column per ring slot, slot 0 upward, into accumulators that start at ``+0.0``
+How it stays exact: weights are narrowed to the same float32 values as the reference's (numpy's
+float64-to-float32 cast is the same round-to-nearest-even as ``struct``'s, and any list the fast
+check doubts goes through the reference's own function, which also words every refusal); sums
+add one float64 column per ring slot, slot 0 upward, into accumulators that start at ``+0.0``
 (``np.sum`` would add pairwise, so it is never used for sums); pooling takes maxima, which are
 exact whatever the grouping.
 """
@@ -20,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.policy import Params, Scores, narrow_attention, parse_position
+from conformance.policy import FLOAT32_MAX, Params, Scores, narrow_attention, parse_position
 
 #: Up to this pooling radius, pooling is one ``np.maximum`` per offset; above it, the van
 #: Herk/Gil-Werman block algorithm, whose cost does not grow with the radius.
@@ -52,21 +54,46 @@ def window_max(sums: np.ndarray, radius: int) -> np.ndarray:
     return np.maximum(suffix[:count], prefix[kernel - 1 : kernel - 1 + count])
 
 
+def narrow_weights(attn: Any, kept: int) -> np.ndarray | None:
+    """:func:`conformance.policy.narrow_attention` at numpy speed: the same float32 weights,
+    and for any ``attn`` it refuses, its refusal.
+
+    Only a list of exactly ``kept`` Python floats is narrowed here (a bool or an integer, legal
+    or not, takes the reference's path); if any weight comes out negative, NaN or infinite, the
+    reference's function runs instead, so the refusal and its message are the reference's.
+    """
+    if type(attn) is list and len(attn) == kept and list(map(type, attn)).count(float) == kept:
+        with np.errstate(over="ignore"):  # a weight past the float32 range becomes inf
+            weights = np.array(attn, dtype=np.float32)
+        # NaN fails both comparisons; -0.0 passes, as in the reference
+        if not kept or (weights.min() >= 0.0 and weights.max() <= FLOAT32_MAX):
+            return weights
+    narrowed = narrow_attention(attn, kept)
+    return None if narrowed is None else np.array(narrowed, dtype=np.float32)
+
+
 class FastSnapKV:
     """SnapKV with kept rows in numpy arrays; see :class:`conformance.policy.SnapKV` for the
-    rules. Ring columns are allocated as they are first written, rows as they are admitted."""
+    rules. ``_history[i, c]`` is kept position ``i``'s float32 weight in ring slot ``c``;
+    ``_prefix[c, i]`` is its float64 sum over slots ``0..c`` in slot order. Slots are
+    allocated as they are first written, rows as they are admitted.
+
+    A write to slot ``c`` makes the prefixes from ``c`` upward stale, and the next evict
+    recomputes only those. Until the ring first wraps, every write is to a new slot, so only
+    the last prefix is ever read again: that is the only one kept up to date, and a ring of
+    2^31 - 1 slots costs one slot per step, not one per slot ever written.
+    """
 
     def __init__(self, params: Mapping[str, Any] | Params, seed: int = 0) -> None:
         self.params = Params.parse(params)
         self.seed = seed
         self._positions = np.zeros(16, dtype=np.int64)
         self._history = np.zeros((16, 1), dtype=np.float32)
+        self._prefix = np.zeros((1, 16), dtype=np.float64)
         self._count = 0
-        self._written = 0  # columns below this were written at least once
-        # _partial[i] is the slot-order sum of row i's columns below _summed: the summed
-        # columns were not rewritten since (a rewrite resets _summed to 0).
-        self._partial = np.zeros(16, dtype=np.float64)
-        self._summed = 0
+        self._written = 0  # slots below this were written at least once
+        self._valid = 0  # prefixes below this are up to date (before a wrap: the last one)
+        self._wrapped = False  # a slot was written a second time
         self.slot = 0
         self.last_admitted: int | None = None
 
@@ -77,7 +104,7 @@ class FastSnapKV:
 
     def step(self, pos: Any, attn: Any) -> None:
         position = parse_position(pos, self.last_admitted)
-        weights = narrow_attention(attn, self._count)
+        weights = narrow_weights(attn, self._count)
         if weights is not None:
             self._write(weights)
         self._admit(position)
@@ -99,47 +126,49 @@ class FastSnapKV:
 
     # -- the policy --------------------------------------------------------------------------
 
-    def _write(self, weights: list[float]) -> None:
+    def _write(self, weights: np.ndarray) -> None:
         column = self.slot
         if column >= self._history.shape[1]:
             width = min(max(column + 1, 2 * self._history.shape[1]), self.params.obsWindow)
-            grown = np.zeros((self._history.shape[0], width), dtype=np.float32)
-            grown[:, : self._history.shape[1]] = self._history
-            self._history = grown
+            self._history = _grown(self._history, width, axis=1)
+            self._prefix = _grown(self._prefix, width, axis=0)
         self._history[: self._count, column] = weights
-        if column < self._summed:
-            self._summed = 0
+        self._wrapped = self._wrapped or column < self._written
+        self._valid = min(self._valid, column)
         self._written = max(self._written, column + 1)
         self.slot = (column + 1) % self.params.obsWindow
 
     def _admit(self, position: int) -> None:
         if self._count == len(self._positions):
             rows = 2 * self._count
-            self._positions = _grown(self._positions, rows)
-            self._partial = _grown(self._partial, rows)
-            history = np.zeros((rows, self._history.shape[1]), dtype=np.float32)
-            history[: self._count] = self._history[: self._count]
-            self._history = history
+            self._positions = _grown(self._positions, rows, axis=0)
+            self._history = _grown(self._history, rows, axis=0)
+            self._prefix = _grown(self._prefix, rows, axis=1)
         self._positions[self._count] = position
-        self._history[self._count, : self._written] = 0.0  # later columns are zero everywhere
-        self._partial[self._count] = 0.0  # an all-zero row sums to +0.0 over any columns
+        # zero in every written slot, so +0.0 in every live prefix
+        self._history[self._count, : self._written] = 0.0
+        self._live()[:, self._count] = 0.0
         self._count += 1
         self.last_admitted = position
 
+    def _live(self) -> np.ndarray:
+        """The prefixes a later evict may read: the up-to-date ones (before a wrap, the last)."""
+        if self._wrapped:
+            return self._prefix[: self._valid]
+        return self._prefix[max(0, self._valid - 1) : self._valid]
+
     def _window_sums(self) -> np.ndarray:
-        """float64 sums in slot index order, from ``+0.0``, continuing from the partial sums
-        of the columns summed before (zeros past the written columns add nothing)."""
+        """float64 sums in slot index order, from ``+0.0`` (zeros past the written slots add
+        nothing: a sum from ``+0.0`` is never ``-0.0``)."""
         count = self._count
-        sums = self._partial[:count]
-        if self._summed == 0:
-            sums[:] = 0.0
-        columns = np.ascontiguousarray(
-            self._history[:count, self._summed : self._written].T, dtype=np.float64
-        )
-        for column in columns:
-            sums += column
-        self._summed = self._written
-        return sums.copy()
+        if self._written == 0:
+            return np.zeros(count)
+        history, prefix = self._history[:count], self._prefix[:, :count]
+        for column in range(self._valid, self._written):
+            before = prefix[column - 1] if column else 0.0  # +0.0 + -0.0 is +0.0, as it must be
+            np.add(before, history[:, column], out=prefix[column])  # float32 to float64: exact
+        self._valid = self._written
+        return prefix[self._written - 1].copy()
 
     def _pooled(self, sums: np.ndarray) -> np.ndarray:
         return window_max(sums, (self.params.poolKernel - 1) // 2)
@@ -162,24 +191,29 @@ class FastSnapKV:
         return np.concatenate((below, tied))
 
     def _compact(self, keep: np.ndarray) -> None:
-        """Drop the rows whose ``keep`` is False; the rest keep their order and columns.
+        """Drop the rows whose ``keep`` is False; the rest keep their order.
 
-        Only the written columns move: the others are zero in every row."""
-        count, history = self._count, self._history[:, : self._written]
+        Only the written slots and the live prefixes move: the rest are zero or stale."""
+        count, history, prefix = self._count, self._history[:, : self._written], self._live()
         gone = np.flatnonzero(~keep)
         if gone.size == 1:  # the common case: slide the rows above it down by one
             index = int(gone[0])
-            for array in (self._positions, history, self._partial):
-                array[index : count - 1] = array[index + 1 : count]
+            self._positions[index : count - 1] = self._positions[index + 1 : count]
+            history[index : count - 1] = history[index + 1 : count]
+            prefix[:, index : count - 1] = prefix[:, index + 1 : count]
             self._count -= 1
             return
         survivors = int(keep.sum())
-        for array in (self._positions, history, self._partial):
-            array[:survivors] = array[:count][keep]
+        self._positions[:survivors] = self._positions[:count][keep]
+        history[:survivors] = history[:count][keep]
+        prefix[:, :survivors] = prefix[:, :count][:, keep]
         self._count = survivors
 
 
-def _grown(array: np.ndarray, rows: int) -> np.ndarray:
-    grown = np.zeros(rows, dtype=array.dtype)
-    grown[: len(array)] = array
+def _grown(array: np.ndarray, size: int, axis: int) -> np.ndarray:
+    """``array`` with ``size`` entries along ``axis`` (the new ones zero)."""
+    shape = list(array.shape)
+    shape[axis], old = size, shape[axis]
+    grown = np.zeros(shape, dtype=array.dtype)
+    grown[(slice(None),) * axis + (slice(0, old),)] = array
     return grown

@@ -121,7 +121,7 @@ def decode(
     except ValueError as error:  # json.JSONDecodeError, or an integer over Python's digit limit
         raise DecodeError(str(error)) from None
     # Fewer brackets than the limit cannot nest deeper than it: the common case costs two scans.
-    if text.count("[") + text.count("{") > max_depth and _depth(value) > max_depth:
+    if text.count("[") + text.count("{") > max_depth and nesting_depth(value) > max_depth:
         raise DecodeError(f"nested more than {MAX_DEPTH} levels deep")
     return value
 
@@ -133,7 +133,7 @@ def decode_strict_file(
     return decode(text, duplicates="refuse", parse_float=parse_float, max_depth=max_depth)
 
 
-def _depth(value: Any) -> int:
+def nesting_depth(value: Any) -> int:
     """How deeply arrays and objects nest in ``value`` (a scalar is 0), without recursion."""
     deepest = 0
     stack = [(value, 1)] if isinstance(value, list | dict) else []

@@ -31,6 +31,7 @@ from conformance.protocol import (
     Step,
     decode,
     encode,
+    nesting_depth,
     parse_request,
     refusal,
     show,
@@ -57,7 +58,7 @@ def decode_request(line: bytes | str) -> Any:
     invalid UTF-8 or a byte-order mark, and takes the last of repeated names as it does; it
     differs only on integers beyond 64 bits, which it reads as floats, and on nesting between
     the codec's limit and its own. So a line is decoded again strictly when it nests deeper
-    than the limit could allow, or when a field the server reads holds a float of magnitude
+    than the limit, or when a field the server reads holds a float of magnitude
     2^63 or more or a container (other than ``params``' scalars and ``attn``'s numbers). Fields
     the server ignores cannot change an answer.
     """
@@ -66,11 +67,7 @@ def decode_request(line: bytes | str) -> Any:
             value = _orjson.loads(line)
         except _orjson.JSONDecodeError:
             return decode(line)  # the strict codec's own message
-        if (
-            type(value) is dict
-            and _plain(value)
-            and line.count(b"[") + line.count(b"{") <= MAX_DEPTH
-        ):
+        if type(value) is dict and _plain(value):
             return value
     return decode(line)
 
@@ -83,10 +80,23 @@ except ImportError:  # the strict codec alone: the same answers, slower
 
 _BIG = 2.0**63
 _READ = ("id", "op", "protocol", "seed", "pos")
+_SHAPED = (*_READ, "params", "attn")  # fields whose nesting _plain bounds itself
 
 
 def _plain(request: dict[str, Any]) -> bool:
-    """True when no field the server reads could hold a value orjson reads differently."""
+    """True when no field the server reads could hold a value orjson reads differently, and
+    the request nests no deeper than the strict codec allows.
+
+    The fields the server reads are scalars, ``params`` an object of scalars and ``attn`` a
+    flat list (``min`` and ``max`` raise on anything else); only the other fields can nest.
+    """
+    for name, value in request.items():
+        if (
+            isinstance(value, list | dict)
+            and name not in _SHAPED
+            and nesting_depth(value) >= MAX_DEPTH  # the request itself is one level
+        ):
+            return False
     for name in _READ:
         if name in request and not _small(request[name]):
             return False

@@ -444,6 +444,12 @@ HOSTILE_LINES = [
     b'{"id":1,"op":"step","pos":1,"attn":["\\ud800"]}',
     b'{"id":1,"op":"step","pos":1,"attn":[[99999999999999999999]]}',
     b'{"id":1,"op":"step","pos":1,"attn":[0.5],"x":' + b"[" * 70 + b"]" * 70 + b"}",
+    # an unread field at the strict codec's limit (64 levels with the request) and one past it
+    b'{"id":1,"op":"evict","x":' + b"[" * 63 + b"]" * 63 + b"}",
+    b'{"id":1,"op":"evict","x":' + b"[" * 64 + b"]" * 64 + b"}",
+    b'{"id":1,"op":"evict","x":{"y":' + b"[" * 62 + b"]" * 62 + b"}}",
+    b'{"id":1,"op":"evict","x":{"y":' + b"[" * 63 + b"]" * 63 + b"}}",
+    b'{"id":1,"op":"new","params":{"budget":' + b"[" * 70 + b"]" * 70 + b"}}",
     b'{"id":1,"op":"step","pos":1,"attn":[0.5],"x":' + b"[" * 2000 + b"]" * 2000 + b"}",
     b'{"id":1,"op":"step","pos":1,"attn":[0.5],"pos":2}',
     b'{"id":1,"op":"step","pos":1,"attn":[true, 0.5]}',
