@@ -196,9 +196,10 @@ _IMPORTS = (
     "import conformance.cli, conformance.commands.run, conformance.report, conformance.runner"
 )
 #: A pass-through in front of the adapter: records when the first ``new`` arrives (epoch
-#: seconds, to the file named by its first argument), then copies bytes both ways untouched.
+#: seconds, to the file named by its first argument, unless an earlier adapter process of the
+#: same run wrote it: protocol checks start one each), then copies bytes both ways untouched.
 _RECORDER = """
-import os, subprocess, sys, time
+import contextlib, os, subprocess, sys, time
 record, argv = sys.argv[1], sys.argv[2:]
 adapter = subprocess.Popen(argv, stdin=subprocess.PIPE)  # its stdout is ours
 stdin = sys.stdin.buffer
@@ -206,7 +207,7 @@ while line := stdin.readline():
     adapter.stdin.write(line)
     adapter.stdin.flush()
     if b'"op":"new"' in line:
-        with open(record, "w") as out:
+        with contextlib.suppress(FileExistsError), open(record, "x") as out:
             out.write(repr(time.time()))
         break
 while chunk := stdin.read1(1 << 16):

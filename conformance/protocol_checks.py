@@ -1099,19 +1099,11 @@ def run_check(
     return verdict, session
 
 
-def iter_check_files(directory: str | Path) -> Iterator[Path]:
-    """The check files below ``directory`` (``protocol/*.json`` of a suite)."""
-    root = Path(directory) / THEME
-    if root.is_dir():
-        yield from sorted(p for p in root.glob("*.json") if p.is_file())
-
-
 def load_checks(paths: Sequence[str | Path]) -> list[ProtocolCheck]:
     """Every protocol check named or found under ``paths`` (vectors are skipped), by id."""
-    from conformance.vectors import is_protocol_check_file, iter_vector_files
+    from conformance.stream import plan_suite
 
-    checks = [load_check(path) for path in iter_vector_files(paths) if is_protocol_check_file(path)]
-    return sorted(checks, key=lambda check: check.id)
+    return [load_check(entry.path) for entry in plan_suite(paths).checks]
 
 
 #: Sessions run at once: each is a short-lived process that mostly waits to start.

@@ -1,10 +1,11 @@
 """The suite as ``run`` reads it: ids first, then one vector at a time, weights left as text.
 
-:func:`plan_suite` finds the vector files and reads only each file's id (from the first lines of
-a file in the canonical layout, :func:`conformance.vectors.dumps_vector`), so that ``-k``,
-shards and suite order are decided before anything is parsed, in memory proportional to the
-number of files. :func:`read_for_run` then reads one file when its turn comes: the calls'
-fields that judging needs are parsed, and each request line is kept as the exact bytes to send.
+:func:`plan_suite` finds the vector and protocol check files and reads only each file's id (from
+the first lines of a file in the canonical layout, :func:`conformance.vectors.dumps_vector`),
+so that ``-k``, shards and suite order are decided before anything is parsed, in memory
+proportional to the number of files. :func:`read_for_run` then reads one file when its turn
+comes: the calls' fields that judging needs are parsed, and each request line is kept as the
+exact bytes to send.
 A step's attention weights, most of a suite's bytes, are checked to be one JSON array of
 numbers (by a regular expression over the text) and never turned into floats; only a scores
 diagnosis needs them, and it reads the file again (:meth:`SuiteEntry.load`).
@@ -70,17 +71,25 @@ class RunnableVector:
     prepared: Prepared
 
 
-def plan_suite(paths: Sequence[str | Path]) -> list[SuiteEntry]:
-    """Every vector file under ``paths`` (``*.json`` files named, or found in the named
-    directories) by id, sorted by id; raise :class:`VectorError` on a path that does not exist,
-    a file whose id cannot be read, or an id found twice. A file reached twice counts once."""
+@dataclass(frozen=True)
+class SuitePlan:
+    """What a suite holds, known by id before anything is parsed: its vectors and its
+    protocol checks (:mod:`conformance.protocol_checks`), each list sorted by id."""
+
+    vectors: list[SuiteEntry]
+    checks: list[SuiteEntry]
+
+
+def plan_suite(paths: Sequence[str | Path]) -> SuitePlan:
+    """Every vector and protocol check file under ``paths`` (``*.json`` files named, or found
+    in the named directories) by id, in one walk that reads each file's head; raise
+    :class:`VectorError` on a path that does not exist, a file whose id cannot be read, or an
+    id found twice. A file reached twice counts once."""
     seen: set[tuple[int, int]] = set()
     entries: dict[str, SuiteEntry] = {}
+    checks: set[str] = set()
     for path in _files(paths):
-        found = _read_id(path)
-        if found is None:
-            continue
-        vector_id, identity = found
+        vector_id, identity, is_check = _read_id(path)
         if identity in seen:
             continue
         seen.add(identity)
@@ -89,7 +98,13 @@ def plan_suite(paths: Sequence[str | Path]) -> list[SuiteEntry]:
                 path, "/id", f"duplicate id {vector_id!r} (also in {entries[vector_id].path})"
             )
         entries[vector_id] = SuiteEntry(vector_id, path)
-    return sorted(entries.values(), key=lambda entry: entry.id)
+        if is_check:
+            checks.add(vector_id)
+    ordered = sorted(entries.values(), key=lambda entry: entry.id)
+    return SuitePlan(
+        vectors=[entry for entry in ordered if entry.id not in checks],
+        checks=[entry for entry in ordered if entry.id in checks],
+    )
 
 
 def _files(paths: Sequence[str | Path]) -> Iterator[Path]:
@@ -113,8 +128,9 @@ def _files(paths: Sequence[str | Path]) -> Iterator[Path]:
             raise VectorError(path, "", "no such file or directory")
 
 
-def _read_id(path: Path) -> tuple[str, tuple[int, int]] | None:
-    """The file's id and its (device, inode), to count a file reached twice once."""
+def _read_id(path: Path) -> tuple[str, tuple[int, int], bool]:
+    """The file's id, its (device, inode), to count a file reached twice once, and whether it
+    is a protocol check."""
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
@@ -125,14 +141,13 @@ def _read_id(path: Path) -> tuple[str, tuple[int, int]] | None:
     except OSError as error:
         raise VectorError(path, "", f"cannot read: {error}") from None
     identity = (status.st_dev, status.st_ino)
-    if is_protocol_check_head(head):
-        return None  # a protocol check, read by conformance.protocol_checks
+    is_check = is_protocol_check_head(head)
     match = _ID_LINE.match(head)
     if match is not None:
         raw = match.group(1)
         if b"\\" not in raw:  # the usual id: no escapes to decode
             try:
-                return raw[1:-1].decode("utf-8"), identity
+                return raw[1:-1].decode("utf-8"), identity, is_check
             except UnicodeDecodeError:
                 pass
         else:
@@ -141,8 +156,15 @@ def _read_id(path: Path) -> tuple[str, tuple[int, int]] | None:
             except ValueError:
                 value = None
             if isinstance(value, str):
-                return value, identity
-    return load_vector(path).id, identity  # another layout: parse it once for its id
+                return value, identity, is_check
+    if is_check:  # another layout: parse it once for its id
+        from conformance.protocol_checks import CheckError, load_check
+
+        try:
+            return load_check(path).id, identity, True
+        except CheckError as error:
+            raise VectorError(path, "", str(error).removeprefix(f"{path}: ")) from None
+    return load_vector(path).id, identity, False
 
 
 def read_for_run(entry: SuiteEntry) -> RunnableVector:

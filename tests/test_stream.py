@@ -51,7 +51,9 @@ def test_every_committed_vector_streams_as_the_loader_reads_it():
 
 def test_the_plan_has_every_id_sorted_without_parsing_calls():
     plan = plan_suite([resources.suite_dir()])
-    assert [entry.id for entry in plan] == sorted(load_vector(p).id for p in committed())
+    assert [entry.id for entry in plan.vectors] == sorted(load_vector(p).id for p in committed())
+    checks = sorted(resources.suite_dir().glob("protocol/*.json"))
+    assert [entry.id for entry in plan.checks] == sorted(f"protocol/{p.stem}" for p in checks)
 
 
 def copy_of(tmp_path, name: str = "ties/lower-position-first"):
@@ -66,7 +68,7 @@ def test_another_layout_is_read_whole_with_the_same_requests(tmp_path):
     path = copy_of(tmp_path)
     whole = load_vector(path)
     path.write_text(json.dumps(whole.to_json(), indent=1))  # not the canonical layout
-    (entry,) = plan_suite([tmp_path / "suite"])
+    (entry,) = plan_suite([tmp_path / "suite"]).vectors
     streamed = read_for_run(entry)
     requests = [json.loads(b"{" + body) for body in streamed.prepared.bodies]
     assert entry.id == whole.id
@@ -79,7 +81,7 @@ def test_a_weight_that_is_not_a_json_number_is_refused(tmp_path):
     broken = text.replace('"attn":[', '"attn":[1.0,,', 1)
     assert broken != text
     path.write_text(broken)
-    (entry,) = plan_suite([tmp_path / "suite"])
+    (entry,) = plan_suite([tmp_path / "suite"]).vectors
     with pytest.raises(VectorError, match="not valid JSON"):
         read_for_run(entry)
 
@@ -88,4 +90,36 @@ def test_a_duplicate_id_is_refused_in_the_plan(tmp_path):
     path = copy_of(tmp_path)
     shutil.copy(path, path.with_name("again.json"))
     with pytest.raises(VectorError, match="duplicate id 'ties/lower-position-first'"):
+        plan_suite([tmp_path / "suite"])
+
+
+def test_the_plan_finds_protocol_checks_in_the_same_walk_in_any_layout(tmp_path):
+    from conformance import protocol_checks
+
+    source = resources.suite_dir() / "protocol" / "crlf.json"
+    target = tmp_path / "suite" / "protocol" / "crlf.json"
+    target.parent.mkdir(parents=True)
+    target.write_text(json.dumps(json.loads(source.read_text()), indent=1))  # not canonical
+    copy_of(tmp_path)
+    plan = plan_suite([tmp_path / "suite"])
+    assert [entry.id for entry in plan.checks] == ["protocol/crlf"]
+    assert [entry.id for entry in plan.vectors] == ["ties/lower-position-first"]
+    assert protocol_checks.load_check(plan.checks[0].path).id == "protocol/crlf"
+
+
+def test_a_check_and_a_vector_with_one_id_are_a_duplicate(tmp_path):
+    path = copy_of(tmp_path)
+    text = (resources.suite_dir() / "protocol" / "crlf.json").read_text()
+    path.with_name("check.json").write_text(
+        text.replace('"protocol/crlf"', '"ties/lower-position-first"')
+    )
+    with pytest.raises(VectorError, match="duplicate id 'ties/lower-position-first'"):
+        plan_suite([tmp_path / "suite"])
+
+
+def test_a_check_that_cannot_be_read_is_named_in_the_plan(tmp_path):
+    path = tmp_path / "suite" / "protocol" / "bad.json"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"format": "snapkv-protocol-check/1", "id": ')
+    with pytest.raises(VectorError, match=r"bad\.json"):
         plan_suite([tmp_path / "suite"])

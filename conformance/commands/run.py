@@ -111,12 +111,10 @@ def run(args: argparse.Namespace) -> int:
     paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
     # Only ids are read now; each file is read when its turn comes (a bad one stops the run).
     try:
-        entries = plan_suite(paths)
-        checks = protocol_checks.load_checks(paths)
+        plan = plan_suite(paths)
     except VectorError as error:
         return _error(f"invalid vectors: {error}")
-    except protocol_checks.CheckError as error:
-        return _error(str(error))
+    entries, checks = plan.vectors, plan.checks
     if not entries and not checks:
         return _error(f"no vectors found in {', '.join(paths)}")
     selected = suite_filter.select(entries, args.patterns)
@@ -173,10 +171,15 @@ def run(args: argparse.Namespace) -> int:
 
         ran = suite_filter.shard_vectors(selected, shard)
         result.triage = triage([entry.load() for entry in ran], result.results)
-    # Protocol checks: each in a fresh session of its own, after the vectors.
+    # Protocol checks: each in a fresh session of its own, after the vectors, read only now
+    # (like a vector file, a bad one stops the run).
+    try:
+        loaded_checks = [protocol_checks.load_check(entry.path) for entry in selected_checks]
+    except protocol_checks.CheckError as error:
+        return _error(str(error))
     result.results.extend(
         protocol_checks.run_checks(
-            selected_checks,
+            loaded_checks,
             adapter_argv,
             timeout=args.timeout,
             jobs=args.jobs,
