@@ -9,6 +9,9 @@ ranked by how many vectors they reproduce in all, failing and passing alike; whe
 mistake explains every failure, combinations of two or three mistakes that override different
 steps of the policy are built and ranked with them.
 
+Most of these replays have a known answer: whether a catalogued mistake passes a committed
+vector is shipped with the kit (:mod:`conformance.known_kills`), and only the rest are replayed.
+
 Whatever the catalogue says, the failures are also grouped by where the port first diverged
 (a crash, a refusal, a broken invariant, sums, pooled scores, a tie, a selection), so a porter
 whose mistake is not catalogued still knows where to look.
@@ -401,9 +404,30 @@ def triage(
             failing.append((vector, answers, first))
     failing = _designed_first(failing)
 
+    # What the shipped kill matrix says of each catalogued mistake on the committed vectors
+    # (conformance.known_kills): a mistake a vector does not kill answers it as expected, so
+    # it agrees where the port passed and cannot reproduce a failure where the port failed.
+    from conformance import known_kills, mutants
+
+    kills = known_kills.load(vectors)
+    shipped = {
+        m.policy: m.name
+        for m in candidates
+        if m.name in mutants.BY_NAME and mutants.BY_NAME[m.name].policy is m.policy
+    }
+
+    def passes(policy: type, vector: Vector) -> bool | None:
+        """Whether ``policy`` passes ``vector`` by the kill matrix, or None if unknown."""
+        name = shipped.get(policy)
+        if name is None or vector.id not in kills:
+            return None
+        return name not in kills[vector.id]
+
     def on_failing(policy: type) -> tuple[list[str], frozenset[str]]:
         explained, firsts = [], set()
         for vector, answers, first_failure in failing:
+            if passes(policy, vector):
+                continue
             where = divergence(policy, vector, answers)
             if where is None:
                 explained.append(vector.id)
@@ -420,7 +444,8 @@ def triage(
         for done, (vector, target) in enumerate(passing):
             if agrees + len(passing) - done < need:
                 return False
-            agrees += divergence(scored.policy, vector, target) is None
+            known = passes(scored.policy, vector)
+            agrees += divergence(scored.policy, vector, target) is None if known is None else known
         scored.agrees = agrees
         return agrees >= need
 

@@ -349,3 +349,40 @@ def test_the_openvino_transcription_is_named_with_its_three_rules() -> None:
         f"reproduces all {failing} failing vectors and agrees on the {passing} passing ones"
         in headline
     )
+
+
+# -- the shipped kill matrix -------------------------------------------------------------------
+
+
+def test_the_shipped_kill_matrix_is_the_catalogue_replayed_on_the_committed_suite() -> None:
+    from conformance import known_kills
+
+    computed = known_kills.dumps(known_kills.compute(suite()))
+    assert known_kills.PATH.read_text(encoding="utf-8") == computed, (
+        "conformance/data/kills.json is stale: run python -m conformance.known_kills"
+    )
+
+
+@pytest.mark.parametrize("name", ["forward-only-pooling", "refused-step-still-admits"])
+def test_the_kill_matrix_changes_no_ranking(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    from conformance import known_kills
+
+    run = run_policy(mutants.lookup(name).policy, name)
+    with_matrix = triage_of(run)
+    monkeypatch.setattr(known_kills, "load", lambda vectors: {})
+    replayed = triage_of(run)
+    assert [item.to_json() for item in with_matrix.likely] == [
+        item.to_json() for item in replayed.likely
+    ]
+    assert with_matrix.likely[0].mistake == name
+
+
+def test_an_edited_vector_is_replayed_not_looked_up() -> None:
+    from dataclasses import replace
+
+    from conformance import known_kills
+
+    vector = next(v for v in suite() if v.id == "ties/lower-position-first")
+    assert known_kills.load([vector]) != {}
+    edited = replace(vector, description=vector.description + " (edited)")
+    assert known_kills.load([edited]) == {}
