@@ -450,6 +450,13 @@ HOSTILE_LINES = [
     b'{"id":1,"op":"evict","x":{"y":' + b"[" * 62 + b"]" * 62 + b"}}",
     b'{"id":1,"op":"evict","x":{"y":' + b"[" * 63 + b"]" * 63 + b"}}",
     b'{"id":1,"op":"new","params":{"budget":' + b"[" * 70 + b"]" * 70 + b"}}",
+    # a step's weights are read without the check for the reference: what orjson reads
+    # differently must still get the strict codec's answers
+    b'{"id":1,"op":"step","pos":0,"attn":[' + b"[" * 70 + b"]" * 70 + b"]}",
+    b'{"id":1,"op":"step","pos":-1,"attn":[' + b"[" * 70 + b"]" * 70 + b"]}",
+    b'{"id":1,"op":"step","pos":1,"attn":[-18446744073709551617]}',
+    b'{"id":1,"op":"step","pos":1,"attn":[340282366920938463463374607431768211456000]}',
+    b'{"id":1,"op":"evict","attn":[' + b"[" * 70 + b"]" * 70 + b"]}",
     b'{"id":1,"op":"step","pos":1,"attn":[0.5],"x":' + b"[" * 2000 + b"]" * 2000 + b"}",
     b'{"id":1,"op":"step","pos":1,"attn":[0.5],"pos":2}',
     b'{"id":1,"op":"step","pos":1,"attn":[true, 0.5]}',
@@ -524,5 +531,31 @@ def test_the_fast_path_answers_random_numbers_as_the_strict_codec(attn, pos, ext
         json.dumps({"id": 2, "op": "step", "pos": pos, "attn": attn, "x": extra}).encode(),
         json.dumps({"id": 3, "op": "step", "pos": 0, "attn": attn}).encode(),
         json.dumps({"id": 4, "op": "new", "params": {"budget": pos}, "seed": pos}).encode(),
+    ]
+    assert _fast_answers(lines) == _strict_answers(lines)
+
+
+weights = st.one_of(
+    st.integers(0, 10**40),  # beyond 64 bits orjson reads a float; beyond float32, refused
+    st.integers(-(10**40), -1),
+    st.floats(min_value=0, allow_nan=False, allow_infinity=False),
+    st.floats(width=32, min_value=0, allow_infinity=False),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(weights, min_size=3, max_size=3), st.integers(0, 2))
+def test_weights_read_without_the_check_narrow_as_the_strict_codec_reads_them(values, deep) -> None:
+    """The reference's own policies take a step's weights from orjson unchecked: accepted
+    weights must sum to the same bits (the scores answer shows them), and a refused step must
+    get the strict codec's answer, message and all."""
+    nested = "[" * 70 * deep + "]" * 70 * deep
+    lines = [
+        NEW_LINE,
+        b'{"id":1,"op":"step","pos":0,"attn":[]}',
+        json.dumps({"id": 2, "op": "step", "pos": 1, "attn": values[:1]}).encode(),
+        json.dumps({"id": 3, "op": "step", "pos": 2, "attn": values[1:]}).encode(),
+        f'{{"id":4,"op":"step","pos":-1,"attn":[{nested}]}}'.encode(),
+        b'{"id":5,"op":"scores"}',
     ]
     assert _fast_answers(lines) == _strict_answers(lines)
