@@ -43,6 +43,8 @@ type entry struct {
 	// change no sum, so the ring grows with use instead of being sized by obsWindow, which
 	// may be 2^31 - 1 (SPEC.md §2.1, memory by use).
 	ring []float32
+	// sum is ring's slot-order sum while the ring has not wrapped (see Policy.wrapped).
+	sum float64
 }
 
 // Policy is one SnapKV cache.
@@ -51,6 +53,11 @@ type Policy struct {
 	kept   []entry // ascending position
 	slot   int64   // the ring cursor shared by every entry
 	last   int64   // the highest position ever admitted, -1 before the first
+	// wrapped: the cursor came back to slot 0. Until then every write goes to a slot above
+	// all the entry has, so adding it to a running sum is the slot-order sum, addition for
+	// addition; a ring of 2^31 - 1 slots then costs nothing per evict. After, sums are
+	// recomputed from the ring at each scoring.
+	wrapped bool
 }
 
 // New checks the parameters and builds an empty policy.
@@ -121,9 +128,11 @@ func (p *Policy) Step(pos int64, attn []float64) error {
 				e.ring = append(e.ring, 0)
 			}
 			e.ring[p.slot] = weights[i]
+			e.sum += float64(weights[i]) // +0.0 + -0.0 is +0.0, as in the slot-order sum
 		}
 		// An empty list (nothing kept) still moves the cursor; a null step does not.
 		p.slot = (p.slot + 1) % p.params.ObsWindow
+		p.wrapped = p.wrapped || p.slot == 0
 	}
 	p.kept = append(p.kept, entry{pos: pos}) // a new position's history is all zeros
 	p.last = pos
@@ -144,9 +153,12 @@ func (p *Policy) Scores() Scores {
 	for i, e := range p.kept {
 		s.Positions[i] = e.pos
 		// Float64, from +0.0, over ring slots 0 upward: not pairwise, not from the cursor.
-		sum := 0.0
-		for _, w := range e.ring {
-			sum += float64(w)
+		sum := e.sum
+		if p.wrapped {
+			sum = 0.0
+			for _, w := range e.ring {
+				sum += float64(w)
+			}
 		}
 		s.Sums[i] = sum
 	}
@@ -156,14 +168,29 @@ func (p *Policy) Scores() Scores {
 	if r > n {
 		r = n
 	}
-	for i := range s.Pooled {
-		best := s.Sums[max(0, i-r)]
-		for j := max(0, i-r); j <= min(n-1, i+r); j++ {
-			best = math.Max(best, s.Sums[j])
-		}
-		s.Pooled[i] = best
-	}
+	slidingMax(s.Sums, r, s.Pooled)
 	return s
+}
+
+// slidingMax sets out[i] to the maximum of sums[i-r .. i+r] clamped to the slice, in time
+// linear in len(sums) whatever r: a queue of indices whose sums decrease, front the largest.
+// Max is exact, so any way of finding it gives the same value.
+func slidingMax(sums []float64, r int, out []float64) {
+	n := len(sums)
+	queue := make([]int, 0, n)
+	next := 0 // the next index to enter the window
+	for i := 0; i < n; i++ {
+		for ; next <= min(n-1, i+r); next++ {
+			for len(queue) > 0 && sums[queue[len(queue)-1]] <= sums[next] {
+				queue = queue[:len(queue)-1]
+			}
+			queue = append(queue, next)
+		}
+		for queue[0] < i-r {
+			queue = queue[1:]
+		}
+		out[i] = sums[queue[0]]
+	}
 }
 
 // Evict removes max(0, len(kept) - budget) positions, chosen from one scoring of the state,

@@ -29,6 +29,8 @@ interface Entry {
   // The history columns written so far. A column never written is zero and changes no sum,
   // so the ring grows with use instead of being sized by obsWindow, which may be 2^31 - 1.
   ring: number[];
+  // The ring's slot-order sum while the ring has not wrapped (see SnapKV.wrapped).
+  sum: number;
 }
 
 /**
@@ -41,10 +43,36 @@ export function narrow(weight: number): number | null {
   return Number.isFinite(f) && !(f < 0) ? f : null;
 }
 
+/**
+ * max(sums[i - r .. i + r]) clamped to the array, for every i, in time linear in its length
+ * whatever r: a queue of indices whose sums decrease, front the largest. Max is exact, so any
+ * way of finding it gives the same value.
+ */
+export function slidingMax(sums: number[], r: number): number[] {
+  const n = sums.length;
+  const pooled = new Array<number>(n);
+  const queue: number[] = [];
+  let head = 0; // queue[head..] is the live part
+  let next = 0; // the next index to enter the window
+  for (let i = 0; i < n; i++) {
+    for (; next <= Math.min(n - 1, i + r); next++) {
+      while (queue.length > head && sums[queue[queue.length - 1]] <= sums[next]) queue.pop();
+      queue.push(next);
+    }
+    while (queue[head] < i - r) head++;
+    pooled[i] = sums[queue[head]];
+  }
+  return pooled;
+}
+
 export class SnapKV {
   private kept: Entry[] = []; // ascending position
   private slot = 0; // the ring cursor shared by every entry
   private last = -1; // the highest position ever admitted
+  // The cursor came back to slot 0. Until then every write goes to a slot above all the entry
+  // has, so adding it to a running sum is the slot-order sum, addition for addition; a ring of
+  // 2^31 - 1 slots then costs nothing per evict. After, sums are recomputed at each scoring.
+  private wrapped = false;
 
   constructor(readonly params: Params) {
     const { budget, recentWindow, obsWindow, poolKernel } = params;
@@ -82,11 +110,13 @@ export class SnapKV {
       this.kept.forEach((entry, i) => {
         while (entry.ring.length <= this.slot) entry.ring.push(0);
         entry.ring[this.slot] = weights[i];
+        entry.sum += weights[i]; // +0 + -0 is +0, as in the slot-order sum
       });
       // An empty list (nothing kept) still moves the cursor; a null step does not.
       this.slot = (this.slot + 1) % this.params.obsWindow;
+      this.wrapped ||= this.slot === 0;
     }
-    this.kept.push({ pos, ring: [] }); // a new position's history is all zeros
+    this.kept.push({ pos, ring: [], sum: 0 }); // a new position's history is all zeros
     this.last = pos;
   }
 
@@ -96,6 +126,7 @@ export class SnapKV {
     // Float64 (every JS number is one), from +0, over ring slots 0 upward: not pairwise, not
     // from the cursor.
     const sums = this.kept.map((entry) => {
+      if (!this.wrapped) return entry.sum;
       let sum = 0;
       for (const w of entry.ring) sum += w;
       return sum;
@@ -103,12 +134,7 @@ export class SnapKV {
     // Max pooling over neighbouring kept entries (not neighbouring numbers), clamped at both
     // ends. r is clamped to n first: poolKernel may be 2^31 - 1.
     const r = Math.min((this.params.poolKernel - 1) / 2, n);
-    const pooled = sums.map((_, i) => {
-      let best = sums[Math.max(0, i - r)];
-      for (let j = Math.max(0, i - r); j <= Math.min(n - 1, i + r); j++) best = Math.max(best, sums[j]);
-      return best;
-    });
-    return { positions: this.kept.map((e) => e.pos), sums, pooled };
+    return { positions: this.kept.map((e) => e.pos), sums, pooled: slidingMax(sums, r) };
   }
 
   /** Remove max(0, kept - budget) positions chosen from one scoring; return them ascending. */
