@@ -286,6 +286,23 @@ class Session:
         return self.policy
 
 
+def _encode_answer(answer: dict[str, Any]) -> bytes:
+    """:func:`~conformance.protocol.encode` of ``answer``, the same bytes, with the two answers
+    of a decode loop (a bare success, an evict's victims) written without the JSON encoder."""
+    request_id = answer.get("id")
+    if type(request_id) is int and answer.get("ok") is True:
+        keys = tuple(answer)
+        if keys == ("id", "ok"):
+            return b'{"id":%d,"ok":true}\n' % request_id
+        victims = answer.get("victims")
+        if keys == ("id", "ok", "victims") and type(victims) is list:
+            if not all(type(v) is int for v in victims):
+                return encode(answer)
+            listed = ",".join(map(str, victims)).encode()
+            return b'{"id":%d,"ok":true,"victims":[%s]}\n' % (request_id, listed)
+    return encode(answer)
+
+
 def serve(
     instream: IO[bytes],
     outstream: IO[bytes],
@@ -297,7 +314,7 @@ def serve(
     for line in instream:
         if line[:1] != b"{" and not line.strip(b" \t\r\n"):  # strip copies a long line
             continue
-        outstream.write(encode(session.handle_line(line)))
+        outstream.write(_encode_answer(session.handle_line(line)))
         outstream.flush()
         if session.finished:
             break

@@ -559,3 +559,37 @@ def test_weights_read_without_the_check_narrow_as_the_strict_codec_reads_them(va
         b'{"id":5,"op":"scores"}',
     ]
     assert _fast_answers(lines) == _strict_answers(lines)
+
+
+json_scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=4)
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.one_of(st.integers(-(2**70), 2**70), json_scalars),
+    st.one_of(st.just(True), json_scalars),
+    st.one_of(
+        st.none(),
+        st.lists(st.integers(-(2**70), 2**70), max_size=5),
+        st.lists(json_scalars, max_size=3),
+    ),
+    st.booleans(),
+)
+def test_the_server_writes_a_decode_loop_s_answers_as_the_encoder_does(
+    request_id, ok, victims, ok_first
+) -> None:
+    from conformance.protocol import encode
+    from conformance.server import _encode_answer
+
+    answer = {"ok": ok, "id": request_id} if ok_first else {"id": request_id, "ok": ok}
+    if victims is not None:
+        answer["victims"] = victims
+    try:
+        expected = encode(answer)
+    except ValueError:  # NaN or infinity: the encoder refuses, and so must the shortcut
+        with pytest.raises(ValueError):
+            _encode_answer(answer)
+        return
+    assert _encode_answer(answer) == expected
