@@ -223,14 +223,19 @@ sys.exit(adapter.wait())
 
 def copy_suite(source: Path, target: Path, copies: int, checks: bool = True) -> int:
     """Write ``copies`` copies of the suite under ``target``, each vector's id prefixed with
-    ``copy-NNN/`` (the id has a line of its own in a canonical file); return the file count.
-    ``checks=False`` leaves the protocol checks out (a bare replay has no sessions of its own
-    to run them in)."""
+    ``copy-NNN/`` (the id has a line of its own in a canonical file), and the protocol checks
+    once (their ids are ``protocol/NAME``); return the file count. ``checks=False`` leaves the
+    checks out (a bare replay has no sessions of its own to run them in)."""
     from conformance.vectors import is_protocol_check_file
 
     count = 0
     for path in sorted(source.rglob("*.json")):
-        if not checks and is_protocol_check_file(path):
+        if is_protocol_check_file(path):  # a check's id is protocol/NAME: copied once, as is
+            if checks:
+                out = target / "copy-000" / path.relative_to(source)
+                out.parent.mkdir(parents=True, exist_ok=True)
+                out.write_bytes(path.read_bytes())
+                count += 1
             continue
         lines = path.read_text(encoding="utf-8").split("\n")
         at = next(i for i, line in enumerate(lines[:4]) if line.startswith('  "id": '))

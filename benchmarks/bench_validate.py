@@ -29,17 +29,26 @@ sys.path.insert(0, str(ROOT))
 from conformance import resources  # noqa: E402
 from conformance.policy import float32_literal  # noqa: E402
 from conformance.server import Session  # noqa: E402
-from conformance.vectors import Call, Vector, dumps_vector, iter_vector_files  # noqa: E402
+from conformance.vectors import (  # noqa: E402
+    Call,
+    Vector,
+    dumps_vector,
+    is_protocol_check_file,
+    iter_vector_files,
+)
 
 CLI = [sys.executable, "-m", "conformance"]
 
 
 def copy_suite(destination: Path, copies: int) -> int:
-    """The committed suite ``copies`` times under ``copyN/``; returns the bytes written."""
+    """The committed suite's vectors ``copies`` times under ``copyN/`` (not its protocol
+    checks: their ids are ``protocol/NAME``); returns the bytes written."""
     source = resources.suite_dir()
     total = 0
     for number in range(copies):
         for path in iter_vector_files([source]):
+            if is_protocol_check_file(path):  # a check's id is protocol/NAME: not copied
+                continue
             relative = path.relative_to(source)
             old_id = relative.with_suffix("").as_posix()
             text = path.read_text(encoding="utf-8").replace(

@@ -705,11 +705,17 @@ def check_files(checks: Sequence[ProtocolCheck]) -> dict[str, str]:
 
 
 def load_check(path: str | Path) -> ProtocolCheck:
+    """Read one check file; raise :class:`CheckError` naming the file, and for a file the
+    schema refuses the JSON pointer and the reason, as ``validate`` would."""
+    from conformance.schemas import schema_problems
+
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"), parse_constant=_refuse_constant)
     except (OSError, UnicodeDecodeError, ValueError) as error:
         raise CheckError(f"{path}: cannot read: {error}") from None
+    for problem in schema_problems(data, path, CHECK_SCHEMA):
+        raise CheckError(f"{path}: {problem.pointer or '/'}: {problem.reason}")
     return ProtocolCheck.from_json(data, path)
 
 

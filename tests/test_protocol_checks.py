@@ -294,3 +294,16 @@ def test_run_selects_checks_with_k_and_honours_known_failures(tmp_path):
     text = junit.read_text()
     assert text.count("<testcase ") == 7
     assert 'name="protocol/hello-protocol-true"' in text
+
+
+def test_run_refuses_a_check_the_schema_refuses_naming_file_pointer_and_reason(tmp_path, capsys):
+    from conformance.cli import main
+
+    path = tmp_path / "protocol" / "crlf.json"
+    path.parent.mkdir()
+    path.write_text(pc.dumps_check(check("crlf")).replace('"protocol/crlf"', '"x/protocol/crlf"'))
+    status = main(["run", str(tmp_path)])
+    err = capsys.readouterr().err
+    assert status == 2
+    assert "crlf.json: /id: " in err and "does not match" in err
+    assert "Traceback" not in err
