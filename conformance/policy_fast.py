@@ -18,7 +18,7 @@ exact whatever the grouping.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -132,8 +132,13 @@ class FastSnapKV:
             width = min(max(column + 1, 2 * self._history.shape[1]), self.params.obsWindow)
             self._history = _grown(self._history, width, axis=1)
             self._prefix = _grown(self._prefix, width, axis=0)
+        if column < self._written and not self._wrapped:
+            # From the first wrap on, every evict re-adds the slots from the one rewritten
+            # upward: store slots as contiguous columns from now on (a ring that never wraps
+            # keeps rows contiguous, so that removing a row moves one block).
+            self._wrapped = True
+            self._history = np.asfortranarray(self._history)
         self._history[: self._count, column] = weights
-        self._wrapped = self._wrapped or column < self._written
         self._valid = min(self._valid, column)
         self._written = max(self._written, column + 1)
         self.slot = (column + 1) % self.params.obsWindow
@@ -142,7 +147,8 @@ class FastSnapKV:
         if self._count == len(self._positions):
             rows = 2 * self._count
             self._positions = _grown(self._positions, rows, axis=0)
-            self._history = _grown(self._history, rows, axis=0)
+            order: Literal["C", "F"] = "F" if self._wrapped else "C"
+            self._history = _grown(self._history, rows, axis=0, order=order)
             self._prefix = _grown(self._prefix, rows, axis=1)
         self._positions[self._count] = position
         # zero in every written slot, so +0.0 in every live prefix
@@ -210,10 +216,10 @@ class FastSnapKV:
         self._count = survivors
 
 
-def _grown(array: np.ndarray, size: int, axis: int) -> np.ndarray:
-    """``array`` with ``size`` entries along ``axis`` (the new ones zero)."""
+def _grown(array: np.ndarray, size: int, axis: int, order: Literal["C", "F"] = "C") -> np.ndarray:
+    """``array`` with ``size`` entries along ``axis`` (the new ones zero), in ``order``."""
     shape = list(array.shape)
     shape[axis], old = size, shape[axis]
-    grown = np.zeros(shape, dtype=array.dtype)
+    grown = np.zeros(shape, dtype=array.dtype, order=order)
     grown[(slice(None),) * axis + (slice(0, old),)] = array
     return grown

@@ -96,6 +96,13 @@ def _plain(request: dict[str, Any], weights_checked: bool = True) -> bool:
     The fields the server reads are scalars, ``params`` an object of scalars and ``attn`` a
     flat list (``min`` and ``max`` raise on anything else); only the other fields can nest.
     """
+    keys = tuple(request)
+    if (keys == ("id", "op", "pos", "attn") or keys == ("id", "op")) and (
+        type(request["id"]) is int
+        and type(request["op"]) is str
+        and type(request.get("pos", 0)) is int  # an int is read exactly; a float may not be
+    ):
+        return _plain_attn(request, weights_checked)  # the decode loop's step and evict lines
     for name, value in request.items():
         if (
             isinstance(value, list | dict)
@@ -112,6 +119,11 @@ def _plain(request: dict[str, Any], weights_checked: bool = True) -> bool:
             return False
     elif not _small(params):
         return False
+    return _plain_attn(request, weights_checked)
+
+
+def _plain_attn(request: dict[str, Any], weights_checked: bool) -> bool:
+    """:func:`_plain` of ``attn``."""
     attn = request.get("attn")
     if type(attn) is list and attn:
         if not weights_checked and request.get("op") == "step":
