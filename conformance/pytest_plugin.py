@@ -83,6 +83,7 @@ class SnapKVSession:
         self._start_error: str | None = None
         self.warnings: list[str] = []
         self.results: list[tuple[Vector, VectorResult]] = []
+        self._worker_results: list[str] = []  # under pytest-xdist, the workers' results
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         where = ", ".join(self.paths) or "the committed suite"
@@ -137,17 +138,30 @@ class SnapKVSession:
         if self._runner is not None:
             self.warnings.extend(self._runner.close())
             self._runner = None
+        output = getattr(session.config, "workeroutput", None)
+        if output is not None:  # a pytest-xdist worker: the controller triages the whole run
+            output[WORKER_RESULTS] = [_result_to_wire(result) for _, result in self.results]
+
+    @pytest.hookimpl(optionalhook=True)
+    def pytest_testnodedown(self, node: Any, error: Any) -> None:
+        """pytest-xdist's controller: keep a finished worker's results for the triage."""
+        self._worker_results.extend(getattr(node, "workeroutput", {}).get(WORKER_RESULTS, ()))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for warning in self.warnings:
             terminalreporter.write_line(f"snapkv: warning: {warning}")
-        # Under pytest-xdist the vectors run in the workers, and this (controller) process
-        # has no answers to triage.
-        if any(not result.passed for _, result in self.results):
+        results = [result for _, result in self.results]
+        vectors = [vector for vector, _ in self.results]
+        if self._worker_results:  # under pytest-xdist the vectors ran in the workers
+            from conformance.commands._options import load_vectors
+
+            results = [_result_from_wire(data) for data in self._worker_results]
+            ran = {result.vector_id for result in results}
+            vectors = [vector for vector in load_vectors(self.paths) if vector.id in ran]
+        if any(not result.passed for result in results):
             from conformance.triage import triage
 
-            vectors = [vector for vector, _ in self.results]
-            found = triage(vectors, [result for _, result in self.results])
+            found = triage(vectors, results)
             terminalreporter.section("snapkv triage")
             for line in found.lines():
                 terminalreporter.write_line(line)
@@ -165,6 +179,36 @@ def _collector_nodeid(config: pytest.Config) -> str:
     except ValueError:  # invoked outside the rootdir: nothing better to show
         return COLLECTOR
     return (here / COLLECTOR).as_posix()
+
+
+#: The key of a pytest-xdist worker's results in its ``workeroutput``.
+WORKER_RESULTS = "snapkv_results"
+
+
+def _result_to_wire(result: VectorResult) -> str:
+    """A result as JSON text, to pass from an xdist worker to the controller (execnet carries
+    only plain values). Non-finite floats travel as JSON's extensions; nothing is printed."""
+    import dataclasses
+    import json
+
+    return json.dumps(dataclasses.asdict(result))
+
+
+def _result_from_wire(text: str) -> VectorResult:
+    import json
+
+    from conformance.checker import VectorResult
+
+    data = json.loads(text)
+    # The triage compares the answers' outcomes as tuples: JSON gave lists.
+    data["answers"] = _tuples(data.get("answers", ()))
+    return VectorResult(**data)
+
+
+def _tuples(value: Any) -> Any:
+    if isinstance(value, list):
+        return tuple(_tuples(item) for item in value)
+    return value
 
 
 class AdapterNotStarted(Exception):

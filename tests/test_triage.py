@@ -171,7 +171,8 @@ def test_matrix_pages_carry_each_failing_ports_triage() -> None:
     assert "<b>f32</b>: likely cause: float32-accumulation: " in to_html(matrix)
 
 
-def test_pytest_terminal_summary_carries_the_triage(pytester: Any) -> None:
+@pytest.mark.parametrize("workers", [None, "2"], ids=["one-process", "xdist"])
+def test_pytest_terminal_summary_carries_the_triage(pytester: Any, workers: str | None) -> None:
     import shlex
 
     from tests.support.runner_support import mutant_argv
@@ -179,9 +180,13 @@ def test_pytest_terminal_summary_carries_the_triage(pytester: Any) -> None:
 
     vectors = write_small_suite(pytester.path / "vectors")
     adapter = shlex.join(mutant_argv("ties-to-higher-position"))
-    result = pytester.runpytest(
-        "-p", "no:cacheprovider", "--snapkv-adapter", adapter, "--snapkv-vectors", str(vectors)
-    )
+    options = ["-p", "no:cacheprovider", "--snapkv-adapter", adapter]
+    options += ["--snapkv-vectors", str(vectors)]
+    if workers is None:
+        result = pytester.runpytest(*options)
+    else:  # the workers run the vectors; the controller triages them all
+        result = pytester.runpytest_subprocess(*options, "-n", workers, timeout=120)
+    result.assert_outcomes(passed=2, failed=2)
     output = result.stdout.str()
     assert "snapkv triage" in output
     section = output[output.index("snapkv triage") :]
