@@ -198,23 +198,26 @@ class Session:
 
         For the reference's own policies a step's weights are read without the check that
         orjson reads them as the strict codec does (a tenth of a step's cost), and a refused
-        step is answered again from the strict reading: a refused step changes nothing (SPEC
-        §2.3, tested of these policies), so the answer is the strict codec's, message and all.
+        step is read again with the check and answered again: a refused step changes nothing
+        (SPEC §2.3, tested of these policies), so the answer is the strict codec's, message
+        and all.
         Other policies get the check, as a port's atomicity is for the suite to judge.
         """
         lenient = self._atomic_steps and isinstance(line, bytes)
-        try:
-            request = decode_request(line, weights_checked=not lenient)
-        except DecodeError as error:
-            return refusal(None, "bad-request", f"request is not a JSON object line: {error}")
-        answer = self.handle(request)
-        is_step = type(request) is dict and request.get("op") == "step"
-        if lenient and is_step and answer.get("ok") is False:
-            try:
-                return self.handle(decode(line))
-            except DecodeError as error:
-                return refusal(None, "bad-request", f"request is not a JSON object line: {error}")
+        answer, relaxed = self._answer_line(line, weights_checked=not lenient)
+        if relaxed and answer.get("ok") is False:
+            answer, _ = self._answer_line(line, weights_checked=True)
         return answer
+
+    def _answer_line(self, line: bytes | str, weights_checked: bool) -> tuple[dict[str, Any], bool]:
+        """The answer to one line, and whether it was a step read with its weights unchecked."""
+        try:
+            request = decode_request(line, weights_checked=weights_checked)
+        except DecodeError as error:
+            message = f"request is not a JSON object line: {error}"
+            return refusal(None, "bad-request", message), False
+        relaxed = not weights_checked and type(request) is dict and request.get("op") == "step"
+        return self.handle(request), relaxed
 
     def handle(self, request: Any) -> dict[str, Any]:
         """Answer one decoded request; never raises.
