@@ -398,9 +398,12 @@ class AdapterProcess(_Adapter):
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
         """The last ``lines`` lines the adapter wrote to stderr (undecodable bytes replaced)."""
-        # Give the drain thread a moment: stderr written just before a crash is the useful part.
+        # Give the drain thread a moment: stderr written just before a crash or a wrong
+        # answer is the useful part.
         if self._group is not None and not self._group.running:
             self._stderr_done.wait(0.2)
+        elif self._proc is not None and self._proc.stderr is not None:
+            pipes.settle(self._proc.stderr, self._stderr, self._stderr_done, 0.2)
         return self._stderr.text(lines)
 
     # -- the exchange ----------------------------------------------------------------------

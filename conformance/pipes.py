@@ -12,11 +12,14 @@ always with a deadline.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import queue
 import select
 import signal
+import struct
 import subprocess
+import termios
 import threading
 import time
 from collections import deque
@@ -157,6 +160,8 @@ class StderrTail:
         self._size = 0
         self._keep = keep
         self._lock = threading.Lock()
+        #: Held by the drain thread while it reads and adds a chunk (see :func:`settle`).
+        self.reading = threading.Lock()
 
     def add(self, chunk: bytes) -> None:
         with self._lock:
@@ -177,6 +182,26 @@ class StderrTail:
         return "\n".join(capped(line, width) for line in decoded.splitlines()[-lines:])
 
 
+def settle(stderr: Any, tail: StderrTail, done: threading.Event, timeout: float) -> None:
+    """Wait, up to ``timeout`` seconds, until ``tail`` holds every byte the adapter has written
+    to ``stderr`` so far: the pipe holds nothing unread and no chunk is between read and add.
+
+    An adapter that writes to stderr and then answers has done both before its answer is read,
+    but the drain thread may not have run yet: a tail taken at once could miss the very lines
+    that explain the answer.
+    """
+    deadline = time.monotonic() + timeout
+    while not done.is_set() and time.monotonic() < deadline:
+        with tail.reading:  # no chunk read and not yet added
+            try:
+                raw = fcntl.ioctl(stderr.fileno(), termios.FIONREAD, b"\0" * 4)
+            except (OSError, ValueError):
+                return  # closed, or no FIONREAD on pipes here: take the tail as it is
+            if struct.unpack("i", raw)[0] == 0:
+                return
+        time.sleep(0.001)
+
+
 def write_loop(stdin: Any, writes: queue.SimpleQueue[bytes | None]) -> None:
     """Feed stdin until told to stop (None) or the adapter stops reading."""
     try:
@@ -193,8 +218,14 @@ def write_loop(stdin: Any, writes: queue.SimpleQueue[bytes | None]) -> None:
 def drain_loop(stderr: Any, tail: StderrTail, done: threading.Event) -> None:
     """Read stderr continuously so a chatty adapter never blocks on a full pipe."""
     try:
-        while chunk := stderr.read1(CHUNK):
-            tail.add(chunk)
+        fd = stderr.fileno()
+        while True:
+            select.select([fd], [], [])  # wait for bytes or the end, holding nothing
+            with tail.reading:  # the read cannot block now; settle sees read and add as one
+                chunk = os.read(fd, CHUNK)
+                tail.add(chunk)
+            if not chunk:
+                break
     except (OSError, ValueError):
         pass
     finally:

@@ -384,3 +384,23 @@ def test_the_stderr_tail_kept_is_bounded_whatever_the_lines():
     lines = text.splitlines()
     assert 1 <= len(lines) <= 20 and all(line.endswith("more characters)") for line in lines)
     assert len(text) < 20 * 400
+
+
+def test_a_stderr_tail_taken_after_an_answer_holds_what_was_written_before_it() -> None:
+    """The drain thread may not have run when a wrong answer is judged: settling waits until
+    every byte already in the pipe is in the tail (the adapter is still running)."""
+    import os
+    import threading
+
+    from conformance import pipes
+
+    for _ in range(50):
+        read_end, write_end = os.pipe()
+        stderr = os.fdopen(read_end, "rb")
+        tail, done = pipes.StderrTail(4096), threading.Event()
+        threading.Thread(target=pipes.drain_loop, args=(stderr, tail, done), daemon=True).start()
+        os.write(write_end, b"written just before the answer\n")
+        pipes.settle(stderr, tail, done, timeout=10)
+        assert tail.text(5) == "written just before the answer"
+        os.close(write_end)
+        assert done.wait(10)
