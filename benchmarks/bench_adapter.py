@@ -77,6 +77,13 @@ def cpu_seconds(argv: list[str], requests: Path, answers: Path) -> float:
     return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
 
 
+def version(module: str) -> str:
+    try:
+        return str(__import__(module).__version__)
+    except ImportError:
+        return "not installed"
+
+
 def victims(path: Path) -> list[object]:
     return [json.loads(line).get("victims") for line in path.read_bytes().splitlines()]
 
@@ -105,10 +112,13 @@ def main() -> None:
             sys.exit("the adapters' answers differ")
         median = {name: statistics.median(values) for name, values in times.items()}
         size = requests.stat().st_size / 1e6
+        blas = os.environ.get("OPENBLAS_NUM_THREADS", "unset (the adapter sets 1)")
         print(
             f"{args.steps} steps at budget {args.budget} (obsWindow 16, poolKernel 7), evict "
-            f"after every step, {size:.0f} MB of requests; python {sys.version.split()[0]}, "
-            f"load average {os.getloadavg()[0]:.1f}; median of {args.repeats}"
+            f"after every step, {size:.0f} MB of requests; median of {args.repeats}, load "
+            f"average {os.getloadavg()[0]:.1f}\n"
+            f"python {sys.version.split()[0]}, numpy {version('numpy')}, orjson "
+            f"{version('orjson')}, OPENBLAS_NUM_THREADS {blas}"
         )
         print(f"  {'adapter':34} {'CPU s':>8}")
         print(f"  {'reference (' + reader + ')':34} {median['reference']:8.2f}")

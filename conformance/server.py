@@ -10,6 +10,7 @@ an answer. Nothing a caller sends can crash it: every malformed request gets ``b
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, ClassVar
@@ -336,6 +337,17 @@ def serve(
     return 0
 
 
+def single_threaded_blas() -> None:
+    """Ask numpy's OpenBLAS, if numpy is not imported yet, for no thread pool.
+
+    No policy operation here is a BLAS call, and the pool's start costs an adapter process
+    more CPU time than the rest of its start-up (``benchmarks/bench_adapter.py`` measures the
+    adapter's CPU time). An ``OPENBLAS_NUM_THREADS`` already set is kept.
+    """
+    if "numpy" not in sys.modules:
+        os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+
 def main(
     factory: PolicyFactory = fast_policy, implementation: Mapping[str, str] | None = None
 ) -> int:
@@ -346,5 +358,6 @@ def main(
     default 8 KiB buffer would cost several read calls per line. (A buffered read returns
     what the pipe holds; it never waits for the buffer to fill.)
     """
+    single_threaded_blas()
     with open(sys.stdin.fileno(), "rb", buffering=1 << 20, closefd=False) as instream:
         return serve(instream, sys.stdout.buffer, factory, implementation)

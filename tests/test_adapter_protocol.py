@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import select
 import subprocess
 import sys
 import threading
@@ -420,6 +422,47 @@ def test_garbage_over_pipes_gets_bad_request_and_the_session_goes_on() -> None:
     answers = [json.loads(raw) for raw in stdout.splitlines()]
     assert [a["error"]["kind"] for a in answers[:2]] == ["bad-request", "bad-request"]
     assert [a["id"] for a in answers] == [None, None, 1] and answers[2]["ok"] is True
+
+
+def adapter_threads(argv: list[str], blas_threads: str | None) -> int:
+    """How many threads an adapter process runs once ``new`` is answered (numpy imported)."""
+    env = {name: value for name, value in os.environ.items() if name != "OPENBLAS_NUM_THREADS"}
+    if blas_threads is not None:
+        env["OPENBLAS_NUM_THREADS"] = blas_threads
+    process = subprocess.Popen(
+        [sys.executable, "-m", "conformance", "adapter", *argv],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        env=env,
+    )
+    try:
+        process.stdin.write(line({"id": 1, "op": "hello", "protocol": 1}))
+        process.stdin.write(line({"id": 2, **NEW}))
+        process.stdin.flush()
+        received = b""
+        while received.count(b"\n") < 2:
+            ready, _, _ = select.select([process.stdout], [], [], TIMEOUT)
+            assert ready, f"no answer to hello and new within {TIMEOUT} s"
+            chunk = os.read(process.stdout.fileno(), 1 << 16)
+            assert chunk, "the adapter exited before answering hello and new"
+            received += chunk
+        answers = [json.loads(raw) for raw in received.splitlines()]
+        assert [answer["ok"] for answer in answers] == [True, True], answers
+        return len(os.listdir(f"/proc/{process.pid}/task"))
+    finally:
+        process.kill()
+        process.wait(TIMEOUT)
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="OpenBLAS starts no pool on one CPU")
+@pytest.mark.parametrize(
+    "argv", [[], ["--mutant", "ties-to-higher-position"]], ids=["reference", "mutant"]
+)
+def test_the_adapter_starts_no_blas_thread_pool_unless_asked(argv: list[str]) -> None:
+    # The control shows the count sees OpenBLAS's pool when it is asked for.
+    assert adapter_threads(argv, blas_threads="2") > 1
+    assert adapter_threads(argv, blas_threads=None) == 1
 
 
 # -- the fast decoding path ------------------------------------------------------------------------

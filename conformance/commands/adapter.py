@@ -19,6 +19,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    adapter.single_threaded_blas()  # before the mutants' modules import numpy
     if args.mutant is None:
         return adapter.main()
     from conformance.mutants import mutant_adapter_main
