@@ -1,7 +1,7 @@
 """Judging an adapter's answers to one vector (SPEC.md §2-§4).
 
 :func:`judge` walks a vector's calls beside the adapter's answers and returns the first thing
-wrong as a :class:`VectorResult` with one verdict. Every evict answer is judged on the adapter's
+wrong as a :class:`Verdict`. Every evict answer is judged on the adapter's
 own terms before it is compared with the expectation: the checker tracks which positions the
 adapter keeps (from the calls it accepted and the victims it returned) and checks that the
 victims are a list of integers, strictly ascending, currently kept, not among the protected
@@ -96,29 +96,15 @@ class Verdict:
 
 
 @dataclass(frozen=True)
-class VectorResult:
-    """The outcome of one vector in a run: its :class:`Verdict`'s fields, then what the runner
-    adds (the adapter's stderr tail, the scores diagnosis, the time, whether the vector is
-    listed as a known failure). Made once, by the runner, when the vector is settled."""
+class VectorResult(Verdict):
+    """The outcome of one vector in a run: its :class:`Verdict`, and what the runner adds
+    (the adapter's stderr tail, the scores diagnosis, the time, whether the vector is listed
+    as a known failure). Made once, by the runner, when the vector is settled."""
 
-    vector_id: str
-    verdict: str
-    call_index: int | None = None
-    op: str | None = None
-    message: str = ""
-    expected: Any = None
-    actual: Any = None
-    rule: str | None = None
     stderr_tail: str = ""
     diagnosis: str | None = None
-    catches: str = ""
-    exit_status: int | None = None
     duration: float = 0.0
     known_failure: bool = False
-    #: For a failure away from what the vector pins: what it pins and where the port failed.
-    elsewhere: str = ""
-    #: What the adapter answered to each call, for triage (failures only; not in reports).
-    answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
     #: Where the scores diagnosis found the port first diverged (``sums``, ``pooled``,
     #: ``ties``, ``selection``), for triage's groups.
     divergence: str | None = field(default=None, repr=False, compare=False)
@@ -143,10 +129,6 @@ class VectorResult:
             duration=duration,
             known_failure=known_failure,
         )
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == PASS
 
     @property
     def fails_run(self) -> bool:
