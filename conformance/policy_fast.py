@@ -7,16 +7,16 @@ because the reference adapter serves long traces at budgets in the thousands, wh
 operation per ring slot beats a Python loop per kept position (``benchmarks/bench_reference.py``
 prints the ratio). Get it through ``conformance.policy.new_policy(params, seed, fast=True)``.
 
-How it stays exact: weights are narrowed to the same float32 values as the reference's (numpy's
-float64-to-float32 cast is the same round-to-nearest-even as ``struct``'s, and any list the fast
-check doubts goes through the reference's own function, which also words every refusal); sums
-add one float64 column per ring slot, slot 0 upward, into accumulators that start at ``+0.0``
-(``np.sum`` would add pairwise, so it is never used for sums); pooling takes maxima, which are
-exact whatever the grouping.
+How it stays exact: weights are narrowed by the reference's own ``struct`` packing (and any list
+the fast check doubts goes through the reference's own function, which also words every
+refusal); sums add one float64 column per ring slot, slot 0 upward, into accumulators that
+start at ``+0.0`` (``np.sum`` would add pairwise, so it is never used for sums); pooling takes
+maxima, which are exact whatever the grouping.
 """
 
 from __future__ import annotations
 
+import struct
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -59,15 +59,20 @@ def narrow_weights(attn: Any, kept: int) -> np.ndarray | None:
     and for any ``attn`` it refuses, its refusal.
 
     Only a list of exactly ``kept`` Python floats is narrowed here (a bool or an integer, legal
-    or not, takes the reference's path); if any weight comes out negative, NaN or infinite, the
-    reference's function runs instead, so the refusal and its message are the reference's.
+    or not, takes the reference's path), by the reference's own ``struct`` packing; if a weight
+    overflows the float32 range or comes out negative, NaN or infinite, the reference's
+    function runs instead, so the refusal and its message are the reference's.
     """
     if type(attn) is list and len(attn) == kept and list(map(type, attn)).count(float) == kept:
-        with np.errstate(over="ignore"):  # a weight past the float32 range becomes inf
-            weights = np.array(attn, dtype=np.float32)
-        # NaN fails both comparisons; -0.0 passes, as in the reference
-        if not kept or (weights.min() >= 0.0 and weights.max() <= FLOAT32_MAX):
-            return weights
+        if not kept:
+            return np.zeros(0, dtype=np.float32)
+        try:
+            weights = np.frombuffer(struct.pack(f"<{kept}f", *attn), dtype="<f4")
+        except OverflowError:  # a weight past the float32 range: the reference words it
+            pass
+        else:  # NaN fails both comparisons; -0.0 passes, as in the reference
+            if weights.min() >= 0.0 and weights.max() <= FLOAT32_MAX:
+                return weights
     narrowed = narrow_attention(attn, kept)
     return None if narrowed is None else np.array(narrowed, dtype=np.float32)
 
@@ -114,10 +119,8 @@ class FastSnapKV:
         if excess <= 0:
             return []
         victims = self._select(self._pooled(self._window_sums()), excess)
-        evicted = sorted(int(p) for p in self._positions[victims])
-        keep = np.ones(self._count, dtype=bool)
-        keep[victims] = False
-        self._compact(keep)
+        evicted = sorted(self._positions[victims].tolist())
+        self._compact(victims)
         return evicted
 
     def scores(self) -> Scores:
@@ -196,12 +199,11 @@ class FastSnapKV:
         tied = np.flatnonzero(scores == threshold)[: count - below.size]
         return np.concatenate((below, tied))
 
-    def _compact(self, keep: np.ndarray) -> None:
-        """Drop the rows whose ``keep`` is False; the rest keep their order.
+    def _compact(self, gone: np.ndarray) -> None:
+        """Drop the rows at the indices ``gone``; the rest keep their order.
 
         Only the written slots and the live prefixes move: the rest are zero or stale."""
         count, history, prefix = self._count, self._history[:, : self._written], self._live()
-        gone = np.flatnonzero(~keep)
         if gone.size == 1:  # the common case: slide the rows above it down by one
             index = int(gone[0])
             self._positions[index : count - 1] = self._positions[index + 1 : count]
@@ -209,7 +211,9 @@ class FastSnapKV:
             prefix[:, index : count - 1] = prefix[:, index + 1 : count]
             self._count -= 1
             return
-        survivors = int(keep.sum())
+        keep = np.ones(count, dtype=bool)
+        keep[gone] = False
+        survivors = count - gone.size
         self._positions[:survivors] = self._positions[:count][keep]
         history[:survivors] = history[:count][keep]
         prefix[:, :survivors] = prefix[:, :count][:, keep]

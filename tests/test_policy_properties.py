@@ -44,9 +44,10 @@ def policy_params(draw: st.DrawFn) -> dict[str, int]:
 
 
 # Weights: few distinct values (ties), any float32, any float64 in range (narrowed), subnormals,
-# zeros of both signs, integers (small and past 2^53) and tiny negatives that narrow to -0.0.
+# zeros of both signs, integers (small and past 2^53), tiny negatives that narrow to -0.0, and
+# the largest float64 that narrows to the largest float32 (the next one narrows to infinity).
 WEIGHTS = st.one_of(
-    st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0**-53, 1.0 + 2.0**-23]),
+    st.sampled_from([0.0, 0.25, 0.5, 1.0, 2.0**-53, 1.0 + 2.0**-23, 3.4028235677973362e38]),
     st.floats(0, 2.0**20, width=32),
     st.floats(0, 3.4e38, allow_nan=False),
     st.floats(0, 2.0**-126, width=32),
@@ -54,7 +55,10 @@ WEIGHTS = st.one_of(
     st.integers(0, 2**127),  # integer literals, rounded to float64 and then to float32
 )
 
-BAD_WEIGHTS = [-0.5, -(2.0**-149), 3.5e38, 1e39, 10**400, math.nan, math.inf, "0.5", None, True, []]
+BAD_WEIGHTS = [
+    *(-0.5, -(2.0**-149), 3.4028235677973366e38, 3.5e38, 1e39, 10**400, math.nan, math.inf),
+    *("0.5", None, True, []),
+]
 
 
 def bad_positions(last: int | None) -> list[Any]:
