@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import re
-import secrets
 import stat
 import sys
 from collections.abc import Callable, Iterator
@@ -120,7 +119,7 @@ def stage(target: Path, data: bytes, info: os.stat_result | None) -> Path:
     where permitted, its owner; a new file gets 0o666 less the umask, as any program
     creating it would.
     """
-    staging = target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp"
+    staging = target.parent / f".{target.name}.{os.urandom(4).hex()}.tmp"
     mode = 0o666 if info is None else stat.S_IMODE(info.st_mode)
     descriptor = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, mode)
     try:

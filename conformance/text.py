@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
-import uuid
 from typing import Any
 
 #: Where a vector description turns from what it pins to the mistakes it catches.
@@ -152,7 +152,7 @@ def json_document(value: Any, *, indent: int | None = 2) -> str:
     try:
         text = json.dumps(value, indent=indent, ensure_ascii=False, allow_nan=False)
     except ValueError:  # a non-finite float somewhere: mark each one, then write the marks
-        token = f"snapkv-{uuid.uuid4().hex}"
+        token = f"snapkv-{os.urandom(16).hex()}"
         marked = _mark_non_finite(value, token)
         text = json.dumps(marked, indent=indent, ensure_ascii=False, allow_nan=False)
         for mark, number in (("+", "1e999"), ("-", "-1e999"), ("?", "null")):
