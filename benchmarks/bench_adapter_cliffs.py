@@ -24,96 +24,21 @@ An adapter that is not built is reported as absent.
 from __future__ import annotations
 
 import argparse
-import json
+import dataclasses
 import os
 import statistics
-import subprocess
-import sys
-import threading
-from pathlib import Path
 
-import numpy as np
+from in_tree import adapters, run_once, victims
 
-ROOT = Path(__file__).resolve().parents[1]
+from conformance.bench import Workload
+
 INT31_MAX = 2**31 - 1
+#: The three settings; their streams differ only in the ``new`` request.
 SETTINGS = {
-    "defaults": {"budget": 1024, "recentWindow": 16, "obsWindow": 16, "poolKernel": 7},
-    "obsWindow max": {"budget": 1024, "recentWindow": 16, "obsWindow": INT31_MAX, "poolKernel": 7},
-    "poolKernel max": {
-        "budget": 1024,
-        "recentWindow": 16,
-        "obsWindow": 16,
-        "poolKernel": INT31_MAX,
-    },
+    "defaults": Workload("defaults", 1024, 16, 16, 7, steps=3000),
+    "obsWindow max": Workload("obsWindow max", 1024, 16, INT31_MAX, 7, steps=3000),
+    "poolKernel max": Workload("poolKernel max", 1024, 16, 16, INT31_MAX, steps=3000),
 }
-BUILT = {
-    "c": ROOT / "adapters" / "c" / "build" / "snapkv-adapter",
-    "rust": ROOT / "adapters" / "rust" / "target" / "release" / "snapkv-adapter",
-    "go": ROOT / "adapters" / "go" / "build" / "snapkv-adapter",
-    "typescript": ROOT / "adapters" / "typescript" / "build" / "snapkv-adapter",
-}
-
-
-def adapters() -> dict[str, list[str] | None]:
-    found: dict[str, list[str] | None] = {
-        "reference": [sys.executable, "-m", "conformance", "adapter"]
-    }
-    for name, path in BUILT.items():
-        found[name] = [str(path)] if path.is_file() else None
-    return found
-
-
-def body(steps: int, seed: int) -> bytes:
-    """The step and evict lines, shared by every setting (ids from 2 on)."""
-    rng = np.random.default_rng(seed)
-    lines = []
-    budget = SETTINGS["defaults"]["budget"]
-    kept = 0
-    for pos in range(steps):
-        weights = rng.random(kept, dtype=np.float32).astype(np.float64).tolist()
-        attn = "[" + ",".join(map(repr, weights)) + "]"
-        lines.append(f'{{"id":{2 * pos + 2},"op":"step","pos":{pos},"attn":{attn}}}')
-        lines.append(f'{{"id":{2 * pos + 3},"op":"evict"}}')
-        kept = min(kept + 1, budget)
-    lines.append(f'{{"id":{2 * steps + 2},"op":"bye"}}')
-    return ("\n".join(lines) + "\n").encode()
-
-
-def head(params: dict[str, int]) -> bytes:
-    new = {"id": 1, "op": "new", "params": params, "seed": 0}
-    line = json.dumps(new, separators=(",", ":"))
-    return ('{"id":0,"op":"hello","protocol":1}\n' + line + "\n").encode()
-
-
-def run_once(argv: list[str], stream: bytes) -> tuple[float, bytes]:
-    """Pipe ``stream`` through one adapter process; its CPU seconds and its answers."""
-    process = subprocess.Popen(
-        argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-    )
-    assert process.stdin is not None and process.stdout is not None
-
-    def feed() -> None:
-        assert process.stdin is not None
-        try:
-            process.stdin.write(stream)
-            process.stdin.close()
-        except BrokenPipeError:
-            pass
-
-    writer = threading.Thread(target=feed, daemon=True)
-    writer.start()
-    answers = process.stdout.read()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
-    writer.join()
-    if process.returncode != 0:
-        raise SystemExit(f"{argv[0]} exited with status {process.returncode}")
-    return usage.ru_utime + usage.ru_stime, answers
-
-
-def victims(answers: bytes) -> list[object]:
-    """The evict answers' victim lists (equal across settings only where the policy agrees)."""
-    return [json.loads(line).get("victims") for line in answers.splitlines()]
 
 
 def main() -> None:
@@ -122,7 +47,10 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seed", type=int, default=0)
     options = parser.parse_args()
-    shared = body(options.steps, options.seed)
+    streams = {
+        name: dataclasses.replace(workload, steps=options.steps, seed=options.seed).stream()
+        for name, workload in SETTINGS.items()
+    }
     found = adapters()
     times: dict[tuple[str, str], list[float]] = {}
     answers: dict[tuple[str, str], list[object]] = {}
@@ -130,8 +58,8 @@ def main() -> None:
         for name, argv in found.items():
             if argv is None:
                 continue
-            for setting, params in SETTINGS.items():
-                seconds, raw = run_once(argv, head(params) + shared)
+            for setting, stream in streams.items():
+                seconds, raw = run_once(argv, stream)
                 times.setdefault((name, setting), []).append(seconds)
                 answers.setdefault((name, setting), victims(raw))
     print(

@@ -20,7 +20,6 @@ positions. Adapters that are not built are reported as absent.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import shutil
 import statistics
@@ -28,9 +27,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from bench_adapter_cliffs import SETTINGS, adapters, body, head, run_once
+from in_tree import ROOT, adapters, run_once, victims
 
-ROOT = Path(__file__).resolve().parents[1]
+from conformance.bench import Workload
+
 FLOOR = ROOT / "benchmarks" / "floor"
 
 
@@ -44,16 +44,12 @@ def build_floor() -> list[str]:
     return [str(FLOOR / "target" / "release" / "snapkv-floor")]
 
 
-def victims(answers: bytes) -> list[object]:
-    return [json.loads(line).get("victims") for line in answers.splitlines()[1:]]
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=4000)
     parser.add_argument("--repeats", type=int, default=5)
     options = parser.parse_args()
-    stream = head(SETTINGS["defaults"]) + body(options.steps, 0)
+    stream = Workload("floor", 1024, 16, 16, 7, steps=options.steps).stream()
     programs: dict[str, list[str] | None] = {"floor": build_floor(), **adapters()}
     seconds: dict[str, list[float]] = {name: [] for name in programs}
     evicted: dict[str, list[object]] = {}

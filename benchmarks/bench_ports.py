@@ -16,17 +16,10 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import sys
-from pathlib import Path
+
+from in_tree import PORTS
 
 from conformance import bench
-
-ADAPTERS = Path(__file__).resolve().parents[1] / "adapters"
-PORTS = {
-    "c": ADAPTERS / "c" / "build" / "snapkv-adapter",
-    "rust": ADAPTERS / "rust" / "target" / "release" / "snapkv-adapter",
-    "go": ADAPTERS / "go" / "build" / "snapkv-adapter",
-    "typescript": ADAPTERS / "typescript" / "build" / "snapkv-adapter",
-}
 
 
 def main(argv: list[str] | None = None) -> int:

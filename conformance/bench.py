@@ -66,7 +66,9 @@ class Workload:
         rng = np.random.default_rng(self.seed)
         lines = [
             '{"id":0,"op":"hello","protocol":1}',
-            json.dumps({"id": 1, "op": "new", "params": self.params, "seed": 0}),
+            json.dumps(
+                {"id": 1, "op": "new", "params": self.params, "seed": 0}, separators=(",", ":")
+            ),
         ]
         kept = 0
         for pos in range(self.steps):
