@@ -18,13 +18,21 @@
 
 #include "pow5.h"
 
-/* The 128-bit product of two 64-bit numbers, portable C99 (four 32-bit products). */
+/* The 128-bit product of two 64-bit numbers: one instruction where the compiler has a 128-bit
+ * type, else portable C99 (four 32-bit products). Both give the same bits. */
 static void multiply(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
+#if defined(__SIZEOF_INT128__)
+    __extension__ typedef unsigned __int128 u128;
+    u128 product = (u128)a * b;
+    *lo = (uint64_t)product;
+    *hi = (uint64_t)(product >> 64);
+#else
     uint64_t a0 = a & 0xffffffffu, a1 = a >> 32, b0 = b & 0xffffffffu, b1 = b >> 32;
     uint64_t p00 = a0 * b0, p01 = a0 * b1, p10 = a1 * b0, p11 = a1 * b1;
     uint64_t middle = (p00 >> 32) + (p01 & 0xffffffffu) + (p10 & 0xffffffffu);
     *lo = (middle << 32) | (p00 & 0xffffffffu);
     *hi = p11 + (p01 >> 32) + (p10 >> 32) + (middle >> 32);
+#endif
 }
 
 static int leading_zeros(uint64_t x) { /* x != 0 */
@@ -87,6 +95,35 @@ static int eisel_lemire(uint64_t w, int q, double *out) {
     return 1;
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#define EIGHT_AT_ONCE 1
+/* Eight bytes as a little-endian word: the first byte is the lowest. */
+static uint64_t read_eight(const char *p) {
+    uint64_t word;
+    memcpy(&word, p, sizeof word);
+    return word;
+}
+
+/* True when every byte of the word is an ASCII digit. */
+static int eight_digits(uint64_t word) {
+    return !(((word + UINT64_C(0x4646464646464646)) | (word - UINT64_C(0x3030303030303030))) &
+             UINT64_C(0x8080808080808080));
+}
+
+/* The value of eight ASCII digits, the first one most significant, by pairing neighbours:
+ * two digits per byte pair, then four, then eight (integer arithmetic, exact). */
+static uint64_t eight_digit_value(uint64_t word) {
+    const uint64_t mask = UINT64_C(0x000000ff000000ff);
+    const uint64_t mul1 = UINT64_C(0x000f424000000064); /* 100 + (1000000 << 32) */
+    const uint64_t mul2 = UINT64_C(0x0000271000000001); /* 1 + (10000 << 32) */
+    word -= UINT64_C(0x3030303030303030);
+    word = (word * 10) + (word >> 8);
+    return (((word & mask) * mul1) + (((word >> 16) & mask) * mul2)) >> 32;
+}
+#else
+#define EIGHT_AT_ONCE 0
+#endif
+
 double decimal_to_double(const char *text, const char *end) {
     const char *t = text;
     uint64_t w = 0;
@@ -102,7 +139,23 @@ double decimal_to_double(const char *text, const char *end) {
         w = w * 10 + (uint64_t)(*t - '0');
     }
     if (t < end && *t == '.') {
-        for (t++; t < end && *t >= '0' && *t <= '9'; t++) {
+        t++;
+#if EIGHT_AT_ONCE
+        /* Shortest round-trip text has most of its digits after the point: take them eight at
+         * a time once the significant digits have started, as long as they stay within 19. */
+        if (t < end && w == 0 && *t >= '1' && *t <= '9') {
+            w = (uint64_t)(*t++ - '0');
+            q--;
+            significant = 1;
+        }
+        while (w != 0 && significant <= 11 && end - t >= 8 && eight_digits(read_eight(t))) {
+            w = w * 100000000u + eight_digit_value(read_eight(t));
+            q -= 8;
+            significant += 8;
+            t += 8;
+        }
+#endif
+        for (; t < end && *t >= '0' && *t <= '9'; t++) {
             q--;
             if (w == 0 && *t == '0') continue;
             if (++significant > 19) goto slow;
