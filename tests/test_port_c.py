@@ -45,6 +45,7 @@ def c_build() -> dict[str, Path]:
         "build/snapkv-adapter-asan",
         "build/snapkv-memory",
         "build/test-decimal",
+        "build/test-decimal-portable",
     ]
     with build_lock("c"):
         done = subprocess.run(
@@ -60,6 +61,7 @@ def c_build() -> dict[str, Path]:
         "asan": BUILD / "snapkv-adapter-asan",
         "memory": BUILD / "snapkv-memory",
         "decimal": BUILD / "test-decimal",
+        "decimal-portable": BUILD / "test-decimal-portable",
     }
 
 
@@ -76,11 +78,13 @@ def test_random_scenarios_match_the_reference(adapter: str) -> None:
     assert totals["victims"] > count and totals["refusals"] > count, totals
 
 
-def test_number_reader_agrees_with_strtod(c_build: dict[str, Path]) -> None:
+@pytest.mark.parametrize("build", ["decimal", "decimal-portable"])
+def test_number_reader_agrees_with_strtod(c_build: dict[str, Path], build: str) -> None:
     """decimal_to_double (Eisel-Lemire with a strtod fallback) against the C library's strtod
-    on random float32/float64 texts in every precision, digit strings and near-ties."""
+    on random float32/float64 texts in every precision, digit strings and near-ties; built as
+    the adapter is, and with the portable code (no 128-bit type, digits one at a time)."""
     done = subprocess.run(
-        [str(c_build["decimal"]), "7", "60000"], capture_output=True, text=True, timeout=300
+        [str(c_build[build]), "7", "60000"], capture_output=True, text=True, timeout=300
     )
     assert done.returncode == 0, done.stdout + done.stderr
     checked, differ = map(int, re.findall(r"\d+", done.stdout.splitlines()[-1]))

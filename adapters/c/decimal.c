@@ -19,9 +19,10 @@
 #include "pow5.h"
 
 /* The 128-bit product of two 64-bit numbers: one instruction where the compiler has a 128-bit
- * type, else portable C99 (four 32-bit products). Both give the same bits. */
+ * type, else portable C99 (four 32-bit products). Both give the same bits; DECIMAL_PORTABLE
+ * selects the portable code here and below, so that the tests check it too. */
 static void multiply(uint64_t a, uint64_t b, uint64_t *hi, uint64_t *lo) {
-#if defined(__SIZEOF_INT128__)
+#if defined(__SIZEOF_INT128__) && !defined(DECIMAL_PORTABLE)
     __extension__ typedef unsigned __int128 u128;
     u128 product = (u128)a * b;
     *lo = (uint64_t)product;
@@ -95,7 +96,8 @@ static int eisel_lemire(uint64_t w, int q, double *out) {
     return 1;
 }
 
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ && \
+    !defined(DECIMAL_PORTABLE)
 #define EIGHT_AT_ONCE 1
 /* Eight bytes as a little-endian word: the first byte is the lowest. */
 static uint64_t read_eight(const char *p) {
