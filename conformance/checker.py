@@ -1,12 +1,13 @@
 """Judging an adapter's answers to one vector (SPEC.md §2-§4).
 
 :func:`judge` walks a vector's calls beside the adapter's answers and returns the first thing
-wrong as a :class:`Verdict`. Every evict answer is judged on the adapter's
-own terms before it is compared with the expectation: the checker tracks which positions the
-adapter keeps (from the calls it accepted and the victims it returned) and checks that the
-victims are a list of integers, strictly ascending, currently kept, not among the protected
-recent entries, and exactly as many as the budget requires. A port that breaks one of those
-has a bug of its own kind, and saying which rule it broke is more useful than "wrong victims".
+wrong as a :class:`Verdict` (the runner adds its record to make a :class:`VectorResult`).
+Every evict answer is judged on the adapter's own terms before it is compared with the
+expectation: the checker tracks which positions the adapter keeps (from the calls it accepted
+and the victims it returned) and checks that the victims are a list of integers, strictly
+ascending, currently kept, not among the protected recent entries, and exactly as many as the
+budget requires. A port that breaks one of those has a bug of its own kind, and saying which
+rule it broke is more useful than "wrong victims".
 
 :func:`diagnosis_requests` and :func:`diagnose` go further for an adapter with the ``scores``
 capability: replay the vector up to the failing evict, ask for its scores, and tell whether its
