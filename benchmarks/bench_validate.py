@@ -1,7 +1,8 @@
 """``validate`` against ``run`` on the same large suite: wall time and peak memory side by side.
 
-The suite is built here: the committed suite copied ``--copies`` times under new ids
-(``copyN/<id>``), plus one call-dense vector (``--steps`` steps at budget ``--budget``, an
+The suite is built here: the committed suite's vectors copied ``--copies`` times under new ids
+(``copy-NNN/<id>``, by ``bench_runner.copy_suite``; not its protocol checks, whose ids are
+``protocol/NAME``), plus one call-dense vector (``--steps`` steps at budget ``--budget``, an
 evict after every step, expectations from the reference). Both commands run as subprocesses
 (``snapkv-conformance validate DIR`` and ``snapkv-conformance run DIR`` with the reference
 adapter), alternated ``--repeats`` times so that background load falls on both alike; the
@@ -26,39 +27,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from bench_runner import copy_suite  # noqa: E402
+
 from conformance import resources  # noqa: E402
 from conformance.policy import float32_literal  # noqa: E402
 from conformance.server import Session  # noqa: E402
-from conformance.vectors import (  # noqa: E402
-    Call,
-    Vector,
-    dumps_vector,
-    is_protocol_check_file,
-    iter_vector_files,
-)
+from conformance.vectors import Call, Vector, dumps_vector  # noqa: E402
 
 CLI = [sys.executable, "-m", "conformance"]
-
-
-def copy_suite(destination: Path, copies: int) -> int:
-    """The committed suite's vectors ``copies`` times under ``copyN/`` (not its protocol
-    checks: their ids are ``protocol/NAME``); returns the bytes written."""
-    source = resources.suite_dir()
-    total = 0
-    for number in range(copies):
-        for path in iter_vector_files([source]):
-            if is_protocol_check_file(path):  # a check's id is protocol/NAME: not copied
-                continue
-            relative = path.relative_to(source)
-            old_id = relative.with_suffix("").as_posix()
-            text = path.read_text(encoding="utf-8").replace(
-                f'"id": "{old_id}"', f'"id": "copy{number}/{old_id}"', 1
-            )
-            target = destination / f"copy{number}" / relative
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_text(text, encoding="utf-8")
-            total += len(text)
-    return total
 
 
 def dense_vector(steps: int, budget: int, seed: int = 0) -> Vector:
@@ -129,7 +105,8 @@ def main() -> None:
     workdir = Path(tempfile.mkdtemp(prefix="bench-validate-"))
     try:
         suite = workdir / "suite"
-        size = copy_suite(suite, args.copies)
+        copy_suite(resources.suite_dir(), suite, args.copies, checks=False)
+        size = sum(path.stat().st_size for path in suite.rglob("*.json"))
         dense = dense_vector(args.steps, args.budget)
         dense_path = suite / "dense" / "long-stream.json"
         dense_path.parent.mkdir(parents=True)
