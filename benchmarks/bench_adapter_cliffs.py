@@ -31,8 +31,8 @@ import statistics
 from in_tree import adapters, run_once, victims
 
 from conformance.bench import Workload
+from conformance.policy import INT31_MAX
 
-INT31_MAX = 2**31 - 1
 #: The three settings; their streams differ only in the ``new`` request.
 SETTINGS = {
     "defaults": Workload("defaults", 1024, 16, 16, 7, steps=3000),
