@@ -25,7 +25,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -1123,14 +1123,30 @@ def run_checks(
     timeout: float,
     jobs: int = 1,
     known_failures: frozenset[str] | set[str] = frozenset(),
+    progress: Callable[[Any, int, int], None] | None = None,
 ) -> list[Any]:
     """Run every check in its own session and return one
-    :class:`~conformance.checker.VectorResult` per check, in the order given."""
+    :class:`~conformance.checker.VectorResult` per check, in the order given.
+
+    ``progress(result, done, total)`` is called as each check is judged (in the order they
+    finish), from one thread at a time, as :func:`conformance.runner.run_suite` calls it."""
     from concurrent.futures import ThreadPoolExecutor
 
     from conformance.checker import VectorResult
 
+    lock = threading.Lock()
+    done = 0
+
     def one(check: ProtocolCheck) -> VectorResult:
+        result = judged(check)
+        if progress is not None:
+            nonlocal done
+            with lock:
+                done += 1
+                progress(result, done, len(checks))
+        return result
+
+    def judged(check: ProtocolCheck) -> VectorResult:
         verdict, session = run_check(check, argv, timeout)
         failed = not verdict.passed
         return VectorResult(

@@ -335,3 +335,32 @@ def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
 
 def write_junit(path: str | Path, run: RunResult, context: RunContext | None = None) -> None:
     write_output(path, junit_xml(run, context))
+
+
+def junit_error_xml(message: str, adapter_argv: Sequence[str] | None = None) -> bytes:
+    """JUnit XML for a run that stopped before judging anything (exit status 2): one testcase,
+    ``snapkv-conformance run``, in error with ``message``, so that a CI job that collects the
+    file shows why instead of finding none."""
+    attributes = {"name": "snapkv-conformance", "tests": "1", "failures": "0", "errors": "1"}
+    attributes["time"] = _seconds(0.0)
+    root = ET.Element("testsuites", attributes)
+    suite = ET.SubElement(root, "testsuite", {**attributes, "skipped": "0"})
+    if adapter_argv is not None:
+        properties = ET.SubElement(suite, "properties")
+        ET.SubElement(
+            properties, "property", {"name": "adapter.argv", "value": json.dumps(adapter_argv)}
+        )
+    case = ET.SubElement(
+        suite,
+        "testcase",
+        {"classname": "snapkv-conformance", "name": "snapkv-conformance run", "time": "0.000"},
+    )
+    first = message.splitlines()[0] if message else "the run stopped"
+    error = ET.SubElement(case, "error", {"message": _xml_text(first), "type": "run-stopped"})
+    error.text = _xml_text(message)
+    ET.indent(root)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True) + b"\n"
+
+
+def write_junit_error(path: str | Path, message: str, adapter_argv: Sequence[str] | None) -> None:
+    write_output(path, junit_error_xml(message, adapter_argv))

@@ -274,6 +274,26 @@ def test_default_run_fails_a_lax_adapter_with_a_line_naming_the_rule():
         "protocol/hello-protocol-float",
     }
     assert all("SPEC.md §3.2: hello's protocol must be the JSON integer 1" in f for f in fails)
+    # Each FAIL line also went to stderr as its check was judged, as vectors' do.
+    said = [line for line in out.stderr.splitlines() if line.startswith("FAIL ")]
+    assert said == [line for line in fails if line in said] and len(said) == len(fails)
+
+
+def test_run_checks_reports_each_check_as_it_is_judged():
+    """progress(result, done, total) once per check, counting up, before run_checks returns:
+    what lets ``run`` print a failing check's line at once."""
+    items = [check("crlf"), check("utf8-invalid-bytes"), check("hello-protocol-true")]
+    seen: list[tuple[str, int, int]] = []
+    results = pc.run_checks(
+        items,
+        REFERENCE_ARGV,
+        timeout=60,
+        progress=lambda result, done, total: seen.append((result.vector_id, done, total)),
+    )
+    assert [r.vector_id for r in results] == [item.id for item in items]
+    assert sorted(seen, key=lambda s: s[1]) == seen
+    assert [(done, total) for _, done, total in seen] == [(1, 3), (2, 3), (3, 3)]
+    assert {vector_id for vector_id, _, _ in seen} == {item.id for item in items}
 
 
 def test_run_selects_checks_with_k_and_honours_known_failures(tmp_path):

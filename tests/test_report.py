@@ -97,7 +97,7 @@ def test_timeout_exits_1(capsys, suite_dir):
         (["--adapter", ""], "--adapter is empty"),
         (["--adapter", "'unclosed"], "cannot split"),
         (["--adapter", "/nonexistent/port"], "cannot run the adapter /nonexistent/port"),
-        (["--known-failures", "/nonexistent/known.txt"], "cannot read the known-failures file"),
+        (["--known-failures", "/"], "cannot read the known-failures file"),
     ],
 )
 def test_usage_errors_exit_2(capsys, suite_dir, argv, words):
@@ -171,6 +171,40 @@ def test_known_failures_round_trip(capsys, suite_dir, tmp_path):
     assert code == 1
     assert "FAIL cli/trigger: pass (listed as a known failure, but it passes" in out
     assert out.splitlines()[-1] == "2 passed, 1 failed"
+
+
+def test_a_known_failures_file_not_written_yet_lists_none(capsys, suite_dir, tmp_path):
+    """A port's first CI run has no list yet: a missing file (or an empty path) allows no
+    failure, with a note saying how to start one; the run goes on and its outputs are
+    written."""
+    junit = tmp_path / "junit.xml"
+    missing = tmp_path / "conformance-known-failures.txt"
+    bad = adapter("descending_victims")
+    argv = [str(suite_dir), "--adapter", bad, "--junit", str(junit)]
+    code, out, err = cli(capsys, *argv, "--known-failures", str(missing))
+    assert code == 1 and out.splitlines()[-1] == "2 passed, 1 failed"
+    assert f"--known-failures {missing} does not exist yet" in err
+    assert "--write-known-failures" in err
+    assert len(list(ET.parse(junit).getroot().iter("testcase"))) == 3
+    code, out, err = cli(capsys, str(suite_dir), "--known-failures", "")
+    assert code == 0 and out.splitlines()[-1] == "3 passed, 0 failed" and err == ""
+
+
+def test_a_run_that_cannot_start_still_writes_its_junit_file(capsys, suite_dir, tmp_path):
+    """Exit 2 (here: an adapter that cannot start) leaves a JUnit file naming the reason, so
+    that a CI job's artifact step finds one."""
+    junit = tmp_path / "junit.xml"
+    code, out, err = cli(
+        capsys, str(suite_dir), "--adapter", "/nonexistent/port", "--junit", str(junit)
+    )
+    assert code == 2 and out == "" and "cannot run the adapter /nonexistent/port" in err
+    root = ET.parse(junit).getroot()
+    (case,) = root.iter("testcase")
+    (error,) = case.iter("error")
+    assert "cannot run the adapter /nonexistent/port" in error.get("message")
+    assert (root.get("tests"), root.get("errors")) == ("1", "1")
+    for element in root.iter():
+        assert set(element.attrib) <= JUNIT_ATTRIBUTES[element.tag], element.tag
 
 
 def test_unknown_ids_in_known_failures_warn(capsys, suite_dir, tmp_path):

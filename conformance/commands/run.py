@@ -9,8 +9,10 @@ written (checked before the run). Interruptions are :func:`conformance.cli.main`
 from __future__ import annotations
 
 import argparse
+import contextlib
 import shlex
 import sys
+from pathlib import Path
 
 from conformance.commands._options import (
     add_count,
@@ -100,23 +102,28 @@ def run(args: argparse.Namespace) -> int:
         problem = output_problem(option, path)
         if problem is not None:
             return _error(problem)
+
+    def stop(message: str) -> int:
+        """Exit 2 with ``message``, after writing the JUnit file if one was asked for: a CI
+        job's artifact step then finds the reason there too."""
+        if args.junit is not None:
+            with contextlib.suppress(OSError):
+                report.write_junit_error(args.junit, message, adapter_argv)
+        return _error(message)
+
     try:
-        known = (
-            suite_filter.read_known_failures(args.known_failures)
-            if args.known_failures is not None
-            else set()
-        )
+        known = _known_failures(args.known_failures)
     except suite_filter.KnownFailuresError as error:
-        return _error(str(error))
+        return stop(str(error))
     paths = [str(p) for p in args.paths] or [str(resources.suite_dir())]
     # Only ids are read now; each file is read when its turn comes (a bad one stops the run).
     try:
         plan = plan_suite(paths)
     except VectorError as error:
-        return _error(f"invalid vectors: {error}")
+        return stop(f"invalid vectors: {error}")
     entries, checks = plan.vectors, plan.checks
     if not entries and not checks:
-        return _error(f"no vectors found in {', '.join(paths)}")
+        return stop(f"no vectors found in {', '.join(paths)}")
     selected = suite_filter.select(entries, args.patterns)
     selected_checks = [
         check
@@ -126,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     if shard is not None:
         selected_checks = [c for i, c in enumerate(selected_checks) if i % shard[1] == shard[0] - 1]
     if not selected and not selected_checks:
-        return _error(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
+        return stop(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
     unknown = sorted(known - {entry.id for entry in entries} - {check.id for check in checks})
     for vector_id in unknown:
         print(
@@ -161,9 +168,9 @@ def run(args: argparse.Namespace) -> int:
                 [], None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs
             )
     except AdapterStartError as error:
-        return _error(str(error))
+        return stop(str(error))
     except VectorError as error:
-        return _error(f"invalid vectors: {error}")
+        return stop(f"invalid vectors: {error}")
     finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
         progress.finish()
     if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
@@ -176,20 +183,24 @@ def run(args: argparse.Namespace) -> int:
     try:
         loaded_checks = [protocol_checks.load_check(entry.path) for entry in selected_checks]
     except protocol_checks.CheckError as error:
-        return _error(str(error))
-    result.results.extend(
-        protocol_checks.run_checks(
-            loaded_checks,
-            adapter_argv,
-            timeout=args.timeout,
-            jobs=args.jobs,
-            known_failures=known,
+        return stop(str(error))
+    try:
+        result.results.extend(
+            protocol_checks.run_checks(
+                loaded_checks,
+                adapter_argv,
+                timeout=args.timeout,
+                jobs=args.jobs,
+                known_failures=known,
+                progress=judged,
+            )
         )
-    )
+    finally:
+        progress.finish()
     context = report.RunContext(
         paths=paths,
         patterns=args.patterns,
-        known_failures_file=args.known_failures,
+        known_failures_file=args.known_failures or None,
         known_failures=frozenset(known),
     )
     print(report.format_summary(result, context))
@@ -215,6 +226,24 @@ def run(args: argparse.Namespace) -> int:
     if unwritten:
         return EXIT_USAGE
     return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def _known_failures(path: str | None) -> set[str]:
+    """The ids ``--known-failures`` lists. An empty path, or a file that does not exist yet,
+    lists none (a port's first CI run has no list; the note says how to start one); a file
+    that exists and cannot be read raises :class:`KnownFailuresError`."""
+    from conformance import suite_filter
+
+    if not path:
+        return set()
+    if not Path(path).exists():
+        print(
+            f"note: --known-failures {path} does not exist yet, so no vector may fail; "
+            "--write-known-failures FILE writes one listing this run's failures",
+            file=sys.stderr,
+        )
+        return set()
+    return suite_filter.read_known_failures(path)
 
 
 def _outputs(args: argparse.Namespace) -> list[tuple[str, str]]:

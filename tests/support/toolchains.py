@@ -9,7 +9,6 @@ from __future__ import annotations
 import fcntl
 import os
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -29,13 +28,23 @@ def require_tools(*names: str) -> dict[str, str]:
     return {name: str(path) for name, path in found.items()}
 
 
+#: The checkout whose builds are serialised.
+ROOT = Path(__file__).resolve().parents[2]
+
+
 @contextmanager
 def build_lock(name: str) -> Iterator[None]:
-    """Serialise a build across pytest-xdist workers, which each run session fixtures."""
-    path = Path(tempfile.gettempdir()) / f"snapkv-conformance-{name}-build.lock"
-    with path.open("w") as handle:
+    """Serialise a build across pytest-xdist workers, which each run session fixtures.
+
+    ``name`` is a port under ``adapters/`` (its directory is locked) or ``"wheel"`` (the
+    checkout, where the wheel's build tree goes). The lock is ``flock`` on the directory
+    itself, so nothing is left behind in the temp directory, and two checkouts never wait
+    for each other.
+    """
+    directory = ROOT if name == "wheel" else ROOT / "adapters" / name
+    handle = os.open(directory, os.O_RDONLY)
+    try:
         fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+        yield
+    finally:
+        os.close(handle)  # closing releases the lock
