@@ -4,11 +4,13 @@
                                                # 'record' extra and the model wheel
     python benchmarks/lab.py --skip-real       # synthetic traces only (a minute or two)
     python benchmarks/lab.py --plots DIR       # also write PNGs (needs the 'lab' extra)
+    python benchmarks/lab.py --quick           # every part in seconds, at toy sizes (a test
+                                               # runs it; its figures mean nothing)
 
 Every figure in README's "Real attention and the lab" is printed by this script. Parts:
 
 1. Memory per slot, SnapKV against TOVA: the document's accounting, and the bytes the
-   reference actually holds per kept position.
+   reference and its fast path actually hold per kept position (measured with tracemalloc).
 2. A stationary heavy-hitter trace like the document's canonical one (scattered singleton
    heavy hitters, steady within an epoch, fresh noise elsewhere): obsWindow 1/4/16/64 (are the
    victims and metrics identical?), poolKernel 1 against an independent TOVA (identical?),
@@ -35,6 +37,7 @@ import json
 import os
 import sys
 import time
+import tracemalloc
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from conformance.outputs import write_output
 from conformance.policy import new_policy
 
 #: A full attention row at step t: raw weights for positions 0..t-1 (t entries).
@@ -225,27 +229,45 @@ def memory_part() -> dict[str, Any]:
         f"state alone (positions and scores, no scratch): SnapKV {snap_state} B/slot, TOVA "
         f"{tova_state} B/slot; ratio {snap_state / tova_state:.1f}x"
     )
-    policy = snapkv(512, 16, 16, 7)
-    for t in range(600):
-        policy.step(t, None if t == 0 else [1.0 / len(policy.kept)] * len(policy.kept))
-        policy.evict()
-    # The reference's own arrays (it grows them by doubling, so capacity exceeds the budget).
-    held = policy._history.nbytes + policy._positions.nbytes
-    kept = len(policy.kept)
-    print(
-        f"the reference after 600 steps at budget 512: {held} B of history and positions for "
-        f"{kept} kept = {held / kept:.0f} B per kept position (capacity {policy._history.shape[0]} "
-        "rows of int64 position and float32 ring)"
-    )
+    # What each implementation of the reference holds, measured from outside: the bytes
+    # allocated (tracemalloc sees Python objects and numpy arrays alike) and still held by
+    # the policy after 600 steps at budget 512.
+    # The first run of each warms up what is made once per process (numpy's caches).
+    params = {"budget": 512, "recentWindow": 16, "obsWindow": 16, "poolKernel": 7}
+
+    def filled(fast: bool) -> Any:
+        policy = new_policy(params, fast=fast)
+        for t in range(600):
+            policy.step(t, None if t == 0 else [1.0 / len(policy.kept)] * len(policy.kept))
+            policy.evict()
+        return policy
+
+    held: dict[str, float] = {}
+    for label, fast in (("reference (plain Python)", False), ("fast path (numpy)", True)):
+        filled(fast)
+        tracemalloc.start()
+        before = tracemalloc.get_traced_memory()[0]
+        policy = filled(fast)
+        used = tracemalloc.get_traced_memory()[0] - before
+        tracemalloc.stop()
+        kept = len(policy.kept)
+        held[label] = used / kept
+        print(
+            f"{label} after 600 steps at budget 512: {used} B held for {kept} kept = "
+            f"{used / kept:.0f} B per kept position"
+        )
     return {
         "snapkv_slot": snap_slot,
         "snapkv_state": snap_state,
         "tova_state": tova_state,
-        "reference_per_kept": held / kept,
+        "reference_per_kept": held["reference (plain Python)"],
+        "fast_path_per_kept": held["fast path (numpy)"],
     }
 
 
-def canonical_part(steps: int, fresh: bool = True) -> dict[str, Any]:
+def canonical_part(
+    steps: int, fresh: bool = True, budgets: Sequence[int] = (256, 512, 1024)
+) -> dict[str, Any]:
     what = "fresh noise every step" if fresh else "steady noise: every weight fixed per epoch"
     print(
         f"\n== 2{'' if fresh else 'b'}. Stationary heavy-hitter trace ({steps} steps, epochs of "
@@ -260,7 +282,7 @@ def canonical_part(steps: int, fresh: bool = True) -> dict[str, Any]:
         + " ".join(f"{'obs ' + str(o):>10}" for o in (1, 4, 16, 64))
         + "  victims identical to obs 1"
     )
-    for budget in (256, 512, 1024):
+    for budget in budgets:
         for kernel in (1, 7):
             runs = {
                 o: replay(trace, steps, snapkv(budget, 16, o, kernel), budget)
@@ -300,11 +322,11 @@ def canonical_part(steps: int, fresh: bool = True) -> dict[str, Any]:
     return out
 
 
-def phrase_part(steps: int) -> dict[str, Any]:
+def phrase_part(steps: int, budgets: Sequence[int] = (256, 512, 1024)) -> dict[str, Any]:
     print(f"\n== 3. Phrase-run trace ({steps} steps, epochs of 256) ==")
     trace = phrase_trace(seed=11, epoch=256)
     out: dict[str, Any] = {}
-    for budget in (256, 512, 1024):
+    for budget in budgets:
         row = {
             str(k): replay(trace, steps, snapkv(budget, 16, 16, k), budget).retained
             for k in (1, 3, 7)
@@ -317,12 +339,14 @@ def phrase_part(steps: int) -> dict[str, Any]:
     return out
 
 
-def real_part(budgets: Sequence[int], nll_budgets: Sequence[int]) -> dict[str, Any]:
+def real_part(
+    budgets: Sequence[int], nll_budgets: Sequence[int], max_tokens: int | None = None
+) -> dict[str, Any]:
     from conformance.record.model import encode, load_weights
     from conformance.record.recorder import run_many
     from conformance.record.texts import get_text
 
-    tokens = encode(get_text("alice").read())
+    tokens = encode(get_text("alice").read())[:max_tokens]
     weights = load_weights()
     n = len(tokens)
     started = time.perf_counter()
@@ -378,13 +402,41 @@ def real_part(budgets: Sequence[int], nll_budgets: Sequence[int]) -> dict[str, A
     return out
 
 
-def plot(results: dict[str, Any], directory: Path) -> None:
+#: Okabe and Ito's palette, told apart with any colour vision; each series also has its own
+#: marker and line style, so that lines lying on top of each other stay visible.
+PALETTE = ("#0072B2", "#E69F00", "#009E73", "#CC79A7", "#D55E00", "#56B4E9", "#000000")
+MARKERS = ("o", "s", "^", "x", "D", "v", "P")
+LINES = ("-", "--", ":", "-.", (0, (5, 1)), (0, (3, 1, 1, 1)), "-")
+
+
+def _series(ax: Any, index: int, xs: Sequence[int], ys: Sequence[float], label: str) -> None:
+    ax.plot(
+        xs,
+        ys,
+        color=PALETTE[index % len(PALETTE)],
+        marker=MARKERS[index % len(MARKERS)],
+        linestyle=LINES[index % len(LINES)],
+        markerfacecolor="none",
+        markersize=7 - index % 3,
+        label=label,
+    )
+
+
+def _budget_axis(ax: Any, budgets: Sequence[int]) -> None:
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(budgets, [str(b) for b in budgets])
+    ax.set_xlabel("budget")
+
+
+def plot(results: dict[str, Any], directory: Path) -> list[Path]:
+    """Write ``synthetic.png`` (when a synthetic part ran) and ``real.png`` (when the real part
+    did) into ``directory``; return the files written."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    directory.mkdir(parents=True, exist_ok=True)
+    written = []
     panels = [
         (key, title)
         for key, title in (
@@ -394,55 +446,76 @@ def plot(results: dict[str, Any], directory: Path) -> None:
         )
         if key in results
     ]
-    fig, axes = plt.subplots(1, len(panels), figsize=(4.6 * len(panels), 3.6), squeeze=False)
-    for ax, (key, title) in zip(axes[0], panels, strict=True):
-        data = results[key] if key == "phrase" else results[key]["kernel"]
-        budgets = sorted(int(b) for b in data)
-        for kernel, style in (("1", "o-"), ("3", "^:"), ("7", "s--")):
-            if kernel not in data[str(budgets[0])]:
-                continue
-            ax.plot(
-                budgets,
-                [data[str(b)][kernel] for b in budgets],
-                style,
-                label=f"poolKernel {kernel}",
-            )
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(budgets, [str(b) for b in budgets])
-        ax.set_xlabel("budget")
-        ax.set_ylabel("retained attention mass")
-        ax.set_title(title)
-        ax.legend()
-    fig.tight_layout()
-    fig.savefig(directory / "synthetic.png", dpi=110)
-    plt.close(fig)
+    if panels:
+        # One y axis for all: every panel shows retained mass against the budget.
+        fig, axes = plt.subplots(
+            1, len(panels), figsize=(4.6 * len(panels), 3.8), squeeze=False, sharey=True
+        )
+        for ax, (key, title) in zip(axes[0], panels, strict=True):
+            data = results[key] if key == "phrase" else results[key]["kernel"]
+            budgets = sorted(int(b) for b in data)
+            for index, kernel in enumerate(("1", "3", "7")):
+                if kernel in data[str(budgets[0])]:
+                    ys = [data[str(b)][kernel] for b in budgets]
+                    _series(ax, index, budgets, ys, f"poolKernel {kernel}")
+            _budget_axis(ax, budgets)
+            ax.set_title(title)
+            ax.legend(fontsize=8)
+        axes[0][0].set_ylabel("retained attention mass")
+        fig.tight_layout()
+        written.append(directory / "synthetic.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
     real = results.get("real")
-    if real is None:
-        return
-    fig, axes = plt.subplots(1, 2, figsize=(11, 3.8))
-    names = list(POLICIES)
-    for ax, key, label in (
-        (axes[0], "retained", "retained attention mass (replay)"),
-        (axes[1], "nll", "NLL change vs full cache (nats/token)"),
-    ):
-        budgets = sorted(int(b) for b in real[key])
-        for name in names:
-            ax.plot(budgets, [real[key][str(b)][name] for b in budgets], "o-", label=name)
-        ax.set_xscale("log", base=2)
-        ax.set_xticks(budgets, [str(b) for b in budgets])
-        ax.set_xlabel("budget")
-        ax.set_ylabel(label)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"SmolLM2-135M on 'alice' ({real['tokens']} tokens)")
-    fig.tight_layout()
-    fig.savefig(directory / "real.png", dpi=110)
-    plt.close(fig)
+    if real is not None:
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.2), sharex=True)
+        names = list(POLICIES)
+        for ax, key, label in (
+            (axes[0], "retained", "retained attention mass (replay)"),
+            (axes[1], "nll", "NLL change vs full cache (nats/token)"),
+        ):
+            budgets = sorted(int(b) for b in real[key])
+            for index, name in enumerate(names):
+                _series(ax, index, budgets, [real[key][str(b)][name] for b in budgets], name)
+            _budget_axis(ax, sorted({int(b) for k in ("retained", "nll") for b in real[k]}))
+            ax.set_ylabel(label)
+        # One legend for both panels: the same six policies, drawn alike in each.
+        handles, labels = axes[0].get_legend_handles_labels()
+        fig.legend(handles, labels, loc="lower center", ncol=len(names), fontsize=8)
+        fig.suptitle(f"SmolLM2-135M on 'alice' ({real['tokens']} tokens)")
+        fig.tight_layout(rect=(0, 0.08, 1, 1))
+        written.append(directory / "real.png")
+        fig.savefig(written[-1], dpi=110)
+        plt.close(fig)
+    return written
+
+
+def _writable(option: str, path: Path, directory: bool) -> None:
+    """Make sure ``path`` can be written before hours of work: create what is missing, write
+    and remove a probe; exit 2 with one line naming the option and why otherwise."""
+    folder = path if directory else path.parent
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not directory and path.is_dir():
+            raise IsADirectoryError(f"{path} is a directory")
+        probe = folder / f".lab-probe-{os.getpid()}"
+        probe.write_bytes(b"")
+        probe.unlink()
+    except OSError as error:
+        print(f"lab: error: {option} {path}: cannot write there: {error}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--steps", type=int, default=3072, help="synthetic trace length")
     parser.add_argument("--skip-real", action="store_true", help="synthetic traces only")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="a smoke run in seconds: 200 synthetic steps at budgets 32 and 64, and the real "
+        "part on the first 64 tokens (figures too small to read anything into)",
+    )
     parser.add_argument("--plots", metavar="DIR", help="write PNGs here (needs matplotlib)")
     parser.add_argument("--json", metavar="FILE", help="write every figure as JSON here")
     parser.add_argument(
@@ -457,22 +530,37 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="comma-separated parts to run (default all): memory, canonical, steady, phrase, real",
     )
     args = parser.parse_args(argv)
+    parts = set(args.parts.split(","))
+    unknown = parts - {"memory", "canonical", "steady", "phrase", "real"}
+    if unknown:
+        parser.error(f"--parts: unknown part {', '.join(sorted(unknown))}")
+    if args.plots:
+        _writable("--plots", Path(args.plots), directory=True)
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            print("lab: error: --plots needs matplotlib: pip install '.[lab]'", file=sys.stderr)
+            return 2
+    if args.json:
+        _writable("--json", Path(args.json), directory=False)
     if args.plot_from:
         merged: dict[str, Any] = {}
         for name in args.plot_from:
             merged.update(json.loads(Path(name).read_text()))
-        plot(merged, Path(args.plots or "."))
+        for path in plot(merged, Path(args.plots or ".")):
+            print(f"wrote {path}")
         return 0
-    parts = set(args.parts.split(","))
+    steps = 200 if args.quick else args.steps
+    budgets = (32, 64) if args.quick else (256, 512, 1024)
     results: dict[str, Any] = {}
     if "memory" in parts:
         results["memory"] = memory_part()
     if "canonical" in parts:
-        results["canonical"] = canonical_part(args.steps)
+        results["canonical"] = canonical_part(steps, budgets=budgets)
     if "steady" in parts:
-        results["steady"] = canonical_part(args.steps, fresh=False)
+        results["steady"] = canonical_part(steps, fresh=False, budgets=budgets)
     if "phrase" in parts:
-        results["phrase"] = phrase_part(args.steps)
+        results["phrase"] = phrase_part(steps, budgets=budgets)
     if "real" in parts and not args.skip_real:
         from conformance.record import RecordSetupError, model_path, require_extras
 
@@ -482,11 +570,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         except RecordSetupError as error:
             print(f"lab: skipping the real-attention part: {error}", file=sys.stderr)
         else:
-            results["real"] = real_part((32, 64, 128, 256), (32, 64, 128))
+            if args.quick:
+                results["real"] = real_part((16, 32), (16, 32), max_tokens=64)
+            else:
+                results["real"] = real_part((32, 64, 128, 256), (32, 64, 128))
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=1) + "\n")
+        write_output(args.json, (json.dumps(results, indent=1) + "\n").encode())
+        print(f"wrote {args.json}")
     if args.plots:
-        plot(results, Path(args.plots))
+        for path in plot(results, Path(args.plots)):
+            print(f"wrote {path}")
     return 0
 
 

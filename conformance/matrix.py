@@ -15,6 +15,7 @@ other ports still run.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -176,7 +177,8 @@ def _md_row(cells: Sequence[str]) -> str:
 
 
 def to_markdown(matrix: Matrix) -> str:
-    """The matrix as GitHub-flavoured Markdown: ports and pass counts, the table, failures."""
+    """The matrix as GitHub-flavoured Markdown: ports and pass counts, each failing port's
+    triage and failures, then the table of vectors against ports."""
     total = len(matrix.vectors)
     lines = [
         "# SnapKV conformance matrix",
@@ -193,6 +195,16 @@ def to_markdown(matrix: Matrix) -> str:
             name = f"did not start: {column.start_error.splitlines()[0]}"
         cells = [column.port.name, name, language, version, f"{column.passed()}/{total}"]
         lines.append(_md_row([_md(cell) for cell in cells]))
+    triaged = [column for column in matrix.columns if column.triage is not None]
+    if triaged:
+        lines += ["", "## Triage", ""]
+        for column in triaged:
+            assert column.triage is not None
+            lines.append(f"- **{_md(column.port.name)}**: {_md(column.triage.headline())}")
+    failures = _failures(matrix)
+    if failures:
+        lines += ["", "## Failures", ""]
+        lines += [f"- **{_md(port)}**: {_md(result.describe())}" for port, result in failures]
     lines += ["", _md_row(["vector", *(_md(c.port.name) for c in matrix.columns)])]
     lines.append(_md_row(["---"] * (len(matrix.columns) + 1)))
     for theme, vectors in themes(matrix):
@@ -204,16 +216,6 @@ def to_markdown(matrix: Matrix) -> str:
                 verdict = column.verdict(vector.id)
                 cells.append(verdict if verdict == "pass" else f"**{verdict}**")
             lines.append(_md_row([f"`{_md(vector.id)}`", *cells]))
-    triaged = [column for column in matrix.columns if column.triage is not None]
-    if triaged:
-        lines += ["", "## Triage", ""]
-        for column in triaged:
-            assert column.triage is not None
-            lines.append(f"- **{_md(column.port.name)}**: {_md(column.triage.headline())}")
-    failures = _failures(matrix)
-    if failures:
-        lines += ["", "## Failures", ""]
-        lines += [f"- **{_md(port)}**: {_md(result.describe())}" for port, result in failures]
     return "\n".join(lines) + "\n"
 
 
@@ -236,6 +238,7 @@ th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; }
 thead th { background: #f3f3f3; position: sticky; top: 0; }
 td.id { font-family: ui-monospace, monospace; }
 td.num { text-align: right; }
+code { font-family: ui-monospace, monospace; background: #f3f3f3; padding: 0 0.2em; }
 .pass { background: #e3f6e3; color: #165c16; }
 .fail { background: #fbe3e3; color: #8a1616; font-weight: bold; }
 .not-run { background: #eee; color: #666; }
@@ -256,6 +259,24 @@ def _html(text: str) -> str:
     return html.escape(escape(str(text)))
 
 
+#: Markdown's inline marks as the kit's texts use them: `code`, **bold** and *emphasis*.
+_MARKS = (
+    (re.compile(r"`([^`]+)`"), r"<code>\1</code>"),
+    (re.compile(r"\*\*([^*]+)\*\*"), r"<b>\1</b>"),
+    (re.compile(r"(?<![\w*])\*([^*\s][^*]*?)\*(?![\w*])"), r"<em>\1</em>"),
+)
+
+
+def _html_marked(text: str) -> str:
+    """Text as :func:`_html` makes it, with Markdown's inline marks (triage lines and failure
+    messages use them) rendered as HTML rather than shown literally. The marks are matched
+    in the escaped text, so nothing from a port can open a tag of its own."""
+    marked = _html(text)
+    for pattern, replacement in _MARKS:
+        marked = pattern.sub(replacement, marked)
+    return marked
+
+
 def _html_row(matrix: Matrix, vector: Vector) -> str:
     e = _html
     row = [f'<tr><td class="id" title="{e(vector.description)}">{e(vector.id)}</td>']
@@ -269,7 +290,9 @@ def _html_row(matrix: Matrix, vector: Vector) -> str:
 
 
 def to_html(matrix: Matrix) -> str:
-    """The matrix as one self-contained HTML page (inline CSS, every text escaped)."""
+    """The matrix as one self-contained HTML page (inline CSS, every text escaped): the ports
+    and their pass counts, then each failing port's triage and failures, then the table of
+    vectors against ports."""
     e = _html
     total = len(matrix.vectors)
     out = [
@@ -299,7 +322,24 @@ def to_html(matrix: Matrix) -> str:
             f"<tr><td>{e(column.port.name)}</td><td>{e(name)}</td><td>{e(language)}</td>"
             f"<td>{e(version)}</td><td{css}>{passed}/{total}</td></tr>"
         )
-    out += ["</tbody>", "</table>", "<table>", "<thead><tr><th>vector</th>"]
+    out += ["</tbody>", "</table>"]
+    triaged = [column for column in matrix.columns if column.triage is not None]
+    if triaged:
+        out += ["<h2>Triage</h2>", "<ul>"]
+        for column in triaged:
+            assert column.triage is not None
+            headline = _html_marked(column.triage.headline())
+            out.append(f"<li><b>{e(column.port.name)}</b>: {headline}</li>")
+        out.append("</ul>")
+    failures = _failures(matrix)
+    if failures:
+        out += ["<h2>Failures</h2>", "<ul>"]
+        out += [
+            f"<li><b>{e(port)}</b>: {_html_marked(result.describe())}</li>"
+            for port, result in failures
+        ]
+        out.append("</ul>")
+    out += ["<table>", "<thead><tr><th>vector</th>"]
     out += [f"<th>{e(column.port.name)}</th>" for column in matrix.columns]
     out += ["</tr></thead>", "<tbody>"]
     for theme, vectors in themes(matrix):
@@ -308,18 +348,6 @@ def to_html(matrix: Matrix) -> str:
         out.append("".join(row) + "</tr>")
         out += [_html_row(matrix, vector) for vector in vectors]
     out += ["</tbody>", "</table>"]
-    triaged = [column for column in matrix.columns if column.triage is not None]
-    if triaged:
-        out += ["<h2>Triage</h2>", "<ul>"]
-        for column in triaged:
-            assert column.triage is not None
-            out.append(f"<li><b>{e(column.port.name)}</b>: {e(column.triage.headline())}</li>")
-        out.append("</ul>")
-    failures = _failures(matrix)
-    if failures:
-        out += ["<h2>Failures</h2>", "<ul>"]
-        out += [f"<li><b>{e(port)}</b>: {e(result.describe())}</li>" for port, result in failures]
-        out.append("</ul>")
     out += ["</body>", "</html>"]
     return "\n".join(out) + "\n"
 

@@ -90,6 +90,37 @@ class StatusLine:
             self.enabled = False
 
 
+class CountProgress(StatusLine):
+    """Progress through ``total`` units of long work (``record``'s tokens): on a terminal a
+    bar rewritten in place; elsewhere (CI, a pipe) one plain line every ``every`` seconds, so
+    that a log shows the work is moving. Each shows done, left and the rate."""
+
+    def __init__(
+        self,
+        label: str,
+        what: str,
+        total: int,
+        stream: IO[str] | None = None,
+        every: float = 5.0,
+    ) -> None:
+        super().__init__(stream)
+        self.label, self.what, self.total, self.every = label, what, total, every
+        self._started = self._said = time.monotonic()
+
+    def __call__(self, done: int) -> None:
+        now = time.monotonic()
+        rate = done / max(now - self._started, 1e-9)
+        left = self.total - done
+        eta = f", {left / rate:.0f} s left" if rate > 0 and left else ""
+        counts = f"{done}/{self.total} {self.what}, {rate:.1f}/s{eta}"
+        if self.enabled:
+            filled = 20 * done // max(self.total, 1)
+            self.show(f"{self.label}: [{'#' * filled}{'.' * (20 - filled)}] {counts}")
+        elif now - self._said >= self.every or done == self.total:
+            self._said = now
+            self._write(f"{self.label}: {counts}\n")
+
+
 class ProgressLine(StatusLine):
     """``run``'s progress: vectors done, passed and failed, and the last vector's id."""
 

@@ -211,3 +211,15 @@ def test_hostile_port_text_is_written_and_printed_escaped(tmp_path):
         text = path.read_text(encoding="utf-8")
         assert "\x1b" not in text and "\x00" not in text
         assert "\\ud800" in text
+
+
+def test_html_puts_failures_before_the_table_and_renders_markdown_marks(two_ports):
+    """The page opens with what a reader needs: pass counts, then failures (and triage), then
+    the long table; the kit's Markdown marks become HTML, never literal backticks."""
+    page = matrix.to_html(two_ports)
+    assert page.index("2/4") < page.index("<h2>Failures</h2>") < page.index("<th>vector</th>")
+    marked = matrix._html_marked("`np.sum` over **the ring** axis, *numbers* a*b*c <b>x</b>")
+    assert marked == (
+        "<code>np.sum</code> over <b>the ring</b> axis, <em>numbers</em> a*b*c &lt;b&gt;x&lt;/b&gt;"
+    )
+    assert matrix._html_marked("`<script>`") == "<code>&lt;script&gt;</code>"

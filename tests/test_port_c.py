@@ -194,3 +194,60 @@ def _suite_committed() -> bool:
 def test_committed_suite_passes(adapter: str) -> None:
     output = run_committed_suite(adapter)
     assert "snapkv-c" in output, output[-4000:]
+
+
+# -- the Makefile's promise: exactness whatever CFLAGS say -------------------------------------
+
+
+def _make(tmp_path: Path, *variables: str) -> subprocess.CompletedProcess[str]:
+    require_tools(os.environ.get("CC", "cc"), "make")
+    return subprocess.run(
+        ["make", "-s", "-C", str(C_DIR), f"BUILD={tmp_path}", *variables],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+def test_fast_math_in_cflags_and_ldflags_still_builds_a_conforming_adapter(tmp_path: Path) -> None:
+    """The protective flags come after the user's: -O3 -march=native -ffast-math (on the link
+    line too) still passes every vector, the summation traps and subnormal weights included."""
+    done = _make(tmp_path, "CFLAGS=-O3 -march=native -ffast-math", "LDFLAGS=-ffast-math")
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = run_committed_suite(str(tmp_path / "snapkv-adapter"))
+    assert out.rstrip().endswith(" 0 failed"), out[-2000:]
+
+
+@pytest.mark.parametrize("flag", ["-Ofast", "-funsafe-math-optimizations"])
+def test_flags_that_link_flush_to_zero_are_refused_with_the_reason(
+    tmp_path: Path, flag: str
+) -> None:
+    done = _make(tmp_path, f"CFLAGS=-O2 {flag}")
+    assert done.returncode != 0
+    assert f"{flag}: gcc then links crtfastmath.o" in done.stderr
+    assert "weights/subnormal" in done.stderr
+    assert not (tmp_path / "snapkv-adapter").exists()
+
+
+@pytest.mark.parametrize(("method", "compiles"), [("0", True), ("16", True), ("2", False)])
+def test_the_eval_method_guard_accepts_0_and_16(
+    tmp_path: Path, method: str, compiles: bool
+) -> None:
+    """FLT_EVAL_METHOD 16 (gcc's GNU modes with AVX512-FP16) concerns _Float16 only: float
+    and double are evaluated as under 0. 2 (x87 excess precision) changes sums: refused."""
+    cc = os.environ.get("CC", "cc")
+    require_tools(cc)
+    done = subprocess.run(
+        [
+            cc, "-std=c99", "-Werror", "-c", str(C_DIR / "snapkv.c"), "-o", str(tmp_path / "s.o"),
+            "-U__FLT_EVAL_METHOD__", f"-D__FLT_EVAL_METHOD__={method}",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )  # fmt: skip
+    assert (done.returncode == 0) == compiles, done.stderr
+    if not compiles:
+        assert "FLT_EVAL_METHOD 0 or 16" in done.stderr

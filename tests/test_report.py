@@ -555,3 +555,34 @@ def test_a_status_line_is_escaped_cut_to_the_terminal_and_erased():
     quiet = io.StringIO()
     report.StatusLine(quiet).show("nothing")
     assert quiet.getvalue() == ""
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_count_progress_is_a_line_every_few_seconds_off_a_terminal(monkeypatch):
+    """In CI or a pipe long work still shows it moves: a plain line at most every ``every``
+    seconds (and at the end) with done, total, rate and time left."""
+    clock = iter([0.0, 1.0, 2.0, 6.0, 7.0, 12.0])
+    monkeypatch.setattr(report.time, "monotonic", lambda: next(clock))
+    stream = io.StringIO()
+    progress = report.CountProgress("record", "tokens", 10, stream, every=5.0)
+    for done in (1, 2, 6, 7, 10):
+        progress(done)
+    lines = stream.getvalue().splitlines()
+    assert lines == [
+        "record: 6/10 tokens, 1.0/s, 4 s left",
+        "record: 10/10 tokens, 0.8/s",
+    ]
+
+
+def test_count_progress_is_a_bar_on_a_terminal(monkeypatch):
+    monkeypatch.setattr(report, "terminal_width", lambda stream: 79)
+    stream = _Terminal()
+    progress = report.CountProgress("record", "tokens", 4, stream)
+    progress(1)
+    progress.finish()
+    shown = stream.getvalue()
+    assert "\rrecord: [#####...............] 1/4 tokens, " in shown and "\n" not in shown

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The sums must be IEEE binary64 additions rounded to nearest after every step. x87 code
- * (FLT_EVAL_METHOD 2) keeps 80-bit intermediates and would change bits: build with
- * -msse2 -mfpmath=sse there. -ffp-contract=off keeps any fused multiply-add out. */
-#if !defined(FLT_EVAL_METHOD) || FLT_EVAL_METHOD != 0
-#error "snapkv.c needs FLT_EVAL_METHOD == 0 (on 32-bit x86 build with -msse2 -mfpmath=sse)"
+/* The sums must be IEEE binary64 additions rounded to nearest after every step, float and
+ * double evaluated in their own types. x87 code (FLT_EVAL_METHOD 2) keeps 80-bit
+ * intermediates and would change bits: build with -msse2 -mfpmath=sse there. 16 (gcc's GNU
+ * modes on CPUs with AVX512-FP16) concerns _Float16 only and evaluates float and double as 0
+ * does. -ffp-contract=off keeps any fused multiply-add out. */
+#if !defined(FLT_EVAL_METHOD) || (FLT_EVAL_METHOD != 0 && FLT_EVAL_METHOD != 16)
+#error "snapkv.c needs float and double evaluated in their own types: FLT_EVAL_METHOD 0 or 16 (on 32-bit x86 build with -msse2 -mfpmath=sse)"
 #endif
 
 struct snapkv {

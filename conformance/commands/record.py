@@ -83,8 +83,24 @@ def run(args: argparse.Namespace) -> int:
 
     from conformance.outputs import OutputError, write_output
     from conformance.record.vector import record_vector
+    from conformance.report import CountProgress
 
-    vector, recording = record_vector(args.id, text, params, max_tokens=args.max_tokens)
+    progress: CountProgress | None = None
+
+    def show(done: int, total: int) -> None:
+        nonlocal progress
+        if progress is None:
+            progress = CountProgress("record", "tokens", total)
+        progress(done)
+
+    print("record: loading the model and its tokenizer", file=sys.stderr, flush=True)
+    try:
+        vector, recording = record_vector(
+            args.id, text, params, max_tokens=args.max_tokens, progress=show
+        )
+    finally:
+        if progress is not None:
+            progress.finish()
     document = dumps_vector(vector)
     # Checked as `validate` would (schema, rules, a replay on the reference); where the file
     # goes is the caller's choice, so its path is not judged against the id here.

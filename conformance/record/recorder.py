@@ -66,9 +66,11 @@ def run(
     policy: Evictor | None,
     *,
     weights: Weights | None = None,
+    on_step: Callable[[int], None] | None = None,
 ) -> Recording:
-    """Teacher-force ``tokens``; with ``policy`` None, nothing is ever evicted (the full cache)."""
-    return run_many(tokens, [policy], weights=weights)[0]
+    """Teacher-force ``tokens``; with ``policy`` None, nothing is ever evicted (the full cache).
+    ``on_step(position)`` is called after each token."""
+    return run_many(tokens, [policy], weights=weights, on_step=on_step)[0]
 
 
 def run_many(

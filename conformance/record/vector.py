@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from conformance.policy import Params, new_policy
@@ -32,6 +32,7 @@ def record_vector(
     *,
     max_tokens: int | None = None,
     tags: tuple[str, ...] = ("real",),
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Vector, Recording]:
     """Record ``text`` (its first ``max_tokens`` tokens) with the reference evicting in the loop.
 
@@ -43,7 +44,8 @@ def record_vector(
     tokens = encode(text.read())
     if max_tokens is not None:
         tokens = tokens[:max_tokens]
-    recording = run(tokens, new_policy(checked))
+    on_step = None if progress is None else (lambda position: progress(position + 1, len(tokens)))
+    recording = run(tokens, new_policy(checked), on_step=on_step)
     calls = [Call({"op": "new", "params": checked, "seed": 0})]
     for position, (row, victims) in enumerate(zip(recording.rows, recording.victims, strict=True)):
         attn: Any = None if row is None else [float(w) for w in row]
