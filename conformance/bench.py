@@ -19,14 +19,20 @@ import json
 import os
 import resource
 import statistics
-import subprocess
 import sys
-import threading
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
+
+from conformance import pipes
+from conformance.protocol import decode
+from conformance.text import escape
+from conformance.transport import process
+
+#: The longest answer line read; the longest a workload calls for is a few kilobytes.
+MAX_LINE = 1 << 20
 
 #: The reference adapter's argv, as ``snapkv-conformance run`` starts it.
 REFERENCE_ARGV = (sys.executable, "-m", "conformance", "adapter")
@@ -104,10 +110,15 @@ class Timing:
 def identity(hello: bytes) -> str:
     """``name (language) version`` from a hello answer, or the raw line if it has none."""
     try:
-        port = json.loads(hello)["implementation"]
-        return f"{port['name']} ({port['language']}) {port['version']}"
+        port = decode(hello)["implementation"]
+        return escape(f"{port['name']} ({port['language']}) {port['version']}", one_line=True)
     except (ValueError, KeyError, TypeError):
-        return repr(hello[:100])
+        return _shown(hello[:100])
+
+
+def _shown(line: bytes) -> str:
+    """An adapter's line for a message: decoded (bad bytes replaced), escaped, one line."""
+    return escape(line.decode("utf-8", "replace"), one_line=True)
 
 
 def _children_cpu() -> float:
@@ -116,47 +127,51 @@ def _children_cpu() -> float:
 
 
 def time_adapter(argv: Sequence[str], stream: bytes, timeout: float) -> Timing:
-    """Run one adapter over ``stream`` once. Raises BenchError."""
+    """Run one adapter over ``stream`` once, through the one transport; raise BenchError.
+
+    ``timeout`` bounds the whole run, hello included. The answers read are bounded: at most
+    one line per request line, each at most :data:`MAX_LINE` bytes, so an adapter that writes
+    without end cannot grow the bench's memory.
+    """
     cpu_before = _children_cpu()
+    deadline = time.monotonic() + timeout
     try:
-        proc = subprocess.Popen(
-            list(argv), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL
-        )
-    except OSError as error:
-        raise BenchError(f"cannot start {argv[0]}: {error}") from None
-    killer = threading.Timer(timeout, proc.kill)  # bounds the whole run, hello included
-    killer.start()
+        adapter = process.spawn(argv)
+    except process.StartError as error:
+        raise BenchError(str(error)) from None
+    reader = pipes.LineReader(adapter.stdout, MAX_LINE)
+    due = stream.count(b"\n")
+    lines: list[bytes] = []
+    start = 0.0
     try:
-        assert proc.stdin is not None and proc.stdout is not None
-        stdin = proc.stdin
-
-        def feed() -> None:
-            try:
-                stdin.write(stream)
-                stdin.close()
-            except OSError:
-                pass  # the adapter died; its short output says so below
-
-        writer = threading.Thread(target=feed, daemon=True)
-        writer.start()
-        hello = proc.stdout.readline()
-        start = time.perf_counter()
-        answers = proc.stdout.read()
+        adapter.write(stream)
+        adapter.close_input()
+        while len(lines) < due:
+            got = reader.next(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                raise BenchError(f"{argv[0]}: no answer within the {timeout:g} s timeout")
+            tag, line = got
+            if tag != pipes.LINE:
+                if tag == pipes.OVERLONG:
+                    raise BenchError(f"{argv[0]}: an answer longer than {MAX_LINE} bytes")
+                break
+            if not lines:
+                start = time.perf_counter()
+            lines.append(line)
         wall = time.perf_counter() - start
-        status = proc.wait()
-        writer.join()
+        status = adapter.wait(max(0.0, deadline - time.monotonic()))
     finally:
-        killer.cancel()
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        adapter.kill()
+        reader.close()
     cpu = _children_cpu() - cpu_before
+    hello = lines[0] if lines else b""
     if not hello.startswith(b"{") or b'"ok":true' not in hello:
-        raise BenchError(f"{argv[0]}: no successful hello answer (got {hello[:200]!r})")
+        raise BenchError(f"{argv[0]}: no successful hello answer (got {_shown(hello[:200])})")
+    if status is None:
+        raise BenchError(f"{argv[0]}: did not exit after its input ended (killed)")
     if status != 0:
-        killed = " (killed after the timeout)" if status < 0 else ""
-        raise BenchError(f"{argv[0]}: exit status {status}{killed}")
-    return Timing(wall, cpu, answers, hello)
+        raise BenchError(f"{argv[0]}: exit status {status}")
+    return Timing(wall, cpu, b"".join(lines[1:]), hello)
 
 
 @dataclass
@@ -193,11 +208,13 @@ def agreement(reference: bytes, port: bytes) -> str:
     want, got = reference.splitlines(), port.splitlines()
     for index, (w, g) in enumerate(zip(want, got, strict=False)):
         try:
-            same = json.loads(w) == json.loads(g)
+            same = decode(w) == decode(g)
         except ValueError:
             same = False
         if not same:
-            return f"answer {index + 2} differs: reference {w[:120]!r}, port {g[:120]!r}"
+            return (
+                f"answer {index + 2} differs: reference {_shown(w[:120])}, port {_shown(g[:120])}"
+            )
     if len(want) != len(got):
         return f"{len(got) + 1} answers, the reference gave {len(want) + 1}"
     return "values"

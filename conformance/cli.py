@@ -25,6 +25,7 @@ from typing import Any
 from conformance import __version__
 from conformance.exceptions import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED
 from conformance.outputs import guarded_stdout
+from conformance.transport import process
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.commands.<name>``.
 COMMANDS: tuple[str, ...] = (
@@ -66,22 +67,26 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM (a cancelled CI job), raised like Ctrl-C so that the same cleanup runs."""
 
 
-def _raise_terminated(signum: int, frame: Any) -> None:
-    raise Terminated
+def _interrupt(signum: int, frame: Any) -> None:
+    """The signal policy: every adapter is killed at once and no new one starts, so whatever
+    waits on one is released; then the command unwinds as from Ctrl-C."""
+    process.interrupt_all()
+    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
 @contextlib.contextmanager
-def _sigterm_as_interrupt() -> Iterator[None]:
-    """Turn SIGTERM into :class:`Terminated` for the duration (main thread only)."""
+def _signal_policy() -> Iterator[None]:
+    """:func:`_interrupt` for SIGINT and SIGTERM for the duration (main thread only)."""
     try:
-        previous = signal.signal(signal.SIGTERM, _raise_terminated)
+        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
     except ValueError:  # not the main thread: leave signals alone
         yield
         return
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -91,8 +96,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # the subcommand's usage, not the top level's, says what it takes
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    process.begin()
+    process.become_subreaper()  # orphaned descendants of adapters come to the kit
     try:
-        with _sigterm_as_interrupt(), guarded_stdout():
+        with _signal_policy(), guarded_stdout():
             return int(args.handler(args))
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
@@ -108,6 +115,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             devnull = os.open(os.devnull, os.O_WRONLY)
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
+    finally:
+        process.shutdown()  # nothing an adapter started outlives the command
 
 
 if __name__ == "__main__":

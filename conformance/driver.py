@@ -20,10 +20,8 @@ from __future__ import annotations
 
 import contextlib
 import os
-import queue
 import shlex
 import signal
-import subprocess
 import threading
 import time
 from collections import deque
@@ -35,20 +33,16 @@ from conformance import pipes, protocol
 from conformance.exceptions import KitError
 from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer, validate_message
 from conformance.text import json_text
+from conformance.transport import process
 
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
 MAX_LINE = 16 * 1024 * 1024
-#: How much of the adapter's stderr is kept (the most recent bytes).
-STDERR_KEEP = 64 * 1024
 #: How many stderr lines a failure shows.
 STDERR_TAIL_LINES = 20
 #: The least time allowed for the answer to ``hello`` (a JVM, say, takes a while to start).
 START_TIMEOUT = 10.0
 #: How long ``close`` waits for an answer to ``bye`` and then for the exit, before killing.
 GRACE = 1.0
-#: The longest single wait on the adapter's stdout: a longer per-answer timeout is waited in
-#: slices of this, since poll() and lock waits overflow on huge values (``--timeout 1e10``).
-MAX_WAIT_SLICE = 3600.0
 #: The id of ``hello``: the first request to every process.
 HELLO_ID = 1
 #: Failure kinds of :class:`AdapterFailure`.
@@ -293,15 +287,13 @@ class AdapterProcess(_Adapter):
         self.close_problems: list[str] = []
         #: An extra answer to the last exchange, found while waiting for the answer to ``bye``.
         self.bye_failure: AdapterFailure | None = None
-        self._proc: subprocess.Popen[bytes] | None = None
-        self._group: pipes.ProcessGroup | None = None
+        self._group: process.Process | None = None
+        #: The last process started, kept after it is killed for its stderr tail.
+        self._last: process.Process | None = None
         #: Set by :meth:`cancel`: no process may start any more (an interrupted run).
         self._cancelled = False
         self._lifecycle = threading.Lock()
         self._reader: pipes.LineReader | None = None
-        self._writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
-        self._stderr = pipes.StderrTail(STDERR_KEEP)
-        self._stderr_done = threading.Event()
         self._next_id = 1
         self._previous_first = 1  # first id of the previous exchange, to place extra answers
         self._current_first = 1
@@ -355,7 +347,7 @@ class AdapterProcess(_Adapter):
                     self.close_problems.append(f"the answer to bye was wrong: {failure.detail}")
             except AdapterStartError as error:
                 self.close_problems.append(error.message)
-            self._writes.put(None)  # close stdin: an adapter that ignored bye may stop at EOF
+            group.close_input()  # an adapter that ignored bye may stop at EOF
             status = group.wait(self.grace)
             if status is None:
                 self.close_problems.append(
@@ -394,17 +386,11 @@ class AdapterProcess(_Adapter):
 
     @property
     def pid(self) -> int | None:
-        return None if self._proc is None else self._proc.pid
+        return None if self._group is None else self._group.pid
 
     def stderr_tail(self, lines: int = STDERR_TAIL_LINES) -> str:
         """The last ``lines`` lines the adapter wrote to stderr (undecodable bytes replaced)."""
-        # Give the drain thread a moment: stderr written just before a crash or a wrong
-        # answer is the useful part.
-        if self._group is not None and not self._group.running:
-            self._stderr_done.wait(0.2)
-        elif self._proc is not None and self._proc.stderr is not None:
-            pipes.settle(self._proc.stderr, self._stderr, self._stderr_done, 0.2)
-        return self._stderr.text(lines)
+        return "" if self._last is None else self._last.stderr_tail(lines)
 
     # -- the exchange ----------------------------------------------------------------------
 
@@ -421,7 +407,8 @@ class AdapterProcess(_Adapter):
         self._next_id += len(prepared)
         if self.validate_protocol:
             self._ops[ticket.first] = tuple(str(r.get("op")) for r in prepared.requests)
-        self._writes.put(
+        assert self._group is not None
+        self._group.write(
             b"".join(
                 b'{"id":%d,%s' % (ticket.first + index, body)
                 for index, body in enumerate(prepared.bodies)
@@ -466,10 +453,7 @@ class AdapterProcess(_Adapter):
         assert self._reader is not None
         deadline = time.monotonic() + self.timeout
         while True:
-            remaining = max(0.0, deadline - time.monotonic())
-            got = self._reader.next(min(remaining, MAX_WAIT_SLICE))
-            if got is None and remaining > MAX_WAIT_SLICE:
-                continue
+            got = self._reader.next(max(0.0, deadline - time.monotonic()))
             if got is None:
                 raise self._failure(
                     "timeout", index, f"no answer within {self.timeout:g} s", answers
@@ -609,41 +593,20 @@ class AdapterProcess(_Adapter):
     # -- process plumbing ------------------------------------------------------------------
 
     def _spawn(self) -> None:
-        env = None if self.env is None else {**os.environ, **self.env}
         try:
-            proc = subprocess.Popen(
-                self.argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                env=env,
-                cwd=self.cwd,
-                start_new_session=os.name == "posix",
-            )
-        except OSError as error:
-            raise AdapterStartError(
-                f"cannot run the adapter {shlex.join(self.argv)}: {error}"
-            ) from None
-        group = pipes.ProcessGroup(proc)
+            group = process.spawn(self.argv, env=self.env, cwd=self.cwd)
+        except process.StartError as error:
+            raise AdapterStartError(str(error)) from None
         with self._lifecycle:
             if self._cancelled:  # the run was interrupted while this process started
                 group.kill()
                 raise AdapterStartError("the run was interrupted")
-            self._proc, self._group = proc, group
+            self._group = self._last = group
         self._exit_status = None
         self._next_id = self._previous_first = self._current_first = 1
         self._sent = deque()
-        # Fresh queues per process: threads of a killed process cannot leak into the next one.
-        assert proc.stdout is not None  # started with stdout=PIPE
-        self._reader = pipes.LineReader(proc.stdout, self.max_line)
-        self._writes = queue.SimpleQueue()
-        self._stderr = pipes.StderrTail(STDERR_KEEP)
-        self._stderr_done = threading.Event()
-        for target, args in (
-            (pipes.write_loop, (proc.stdin, self._writes)),
-            (pipes.drain_loop, (proc.stderr, self._stderr, self._stderr_done)),
-        ):
-            threading.Thread(target=target, args=args, daemon=True).start()
+        # A fresh reader per process: a killed process's cannot leak into the next one.
+        self._reader = pipes.LineReader(group.stdout, self.max_line)
 
     def _wait_exit(self) -> int | None:
         """The exit status once stdout has ended (None if it keeps running past the grace)."""
@@ -655,17 +618,13 @@ class AdapterProcess(_Adapter):
 
     def _kill(self) -> None:
         with self._lifecycle:
-            group, self._group, self._proc = self._group, None, None
+            group, self._group = self._group, None
         if group is None:
             return
-        self._writes.put(None)
         group.kill()
-        group.wait(5.0)
         if self._reader is not None:
             self._reader.close()
             self._reader = None
-        # The stderr thread closes stderr at its EOF. Closing it here could block on a read in
-        # progress if some grandchild escaped the process group and holds the pipe.
 
 
 class InProcessAdapter(_Adapter):

@@ -16,9 +16,7 @@ import fcntl
 import os
 import queue
 import select
-import signal
 import struct
-import subprocess
 import termios
 import threading
 import time
@@ -36,6 +34,8 @@ CHUNK = 65536
 #: machine is CPU the adapter gets. The adapter never waits for it: the runner keeps the next
 #: vector's requests queued, and a millisecond of answers cannot fill a pipe.
 COALESCE = 0.001
+#: The longest single wait on a pipe; a longer timeout is waited in slices of this.
+MAX_WAIT_SLICE = 3600.0
 
 
 class Splitter:
@@ -99,7 +99,10 @@ class LineReader:
     def next(self, timeout: float) -> tuple[str, bytes] | None:
         deadline = time.monotonic() + timeout
         while not self._lines and self._end is None:
-            chunk = self._read(max(0.0, deadline - time.monotonic()))
+            # In slices: poll() and queue waits overflow on huge timeouts (--timeout 1e10).
+            chunk = self._read(min(max(0.0, deadline - time.monotonic()), MAX_WAIT_SLICE))
+            if chunk is None and deadline - time.monotonic() > 0:
+                continue
             if chunk is None:
                 return None
             self._take(chunk)
@@ -232,63 +235,3 @@ def drain_loop(stderr: Any, tail: StderrTail, done: threading.Event) -> None:
         with contextlib.suppress(OSError, ValueError):
             stderr.close()
         done.set()
-
-
-class ProcessGroup:
-    """An adapter process started as the leader of its own process group, and its lifetime.
-
-    A watcher thread waits for the leader to exit *without reaping it* (``waitid`` with
-    ``WNOWAIT``), then kills the whole group and only then reaps the leader. While the leader is
-    an unreaped zombie its pid, which is the group's id, cannot be reused, so killing the group
-    can never hit an unrelated process. Killing the group as soon as the leader exits means that
-    no child of an adapter outlives it (after ``bye`` as after a crash), and that a child
-    holding stdout cannot turn a crash into a wait for an answer that never comes: the pipe
-    closes with the group. Nothing else may reap the process (no ``Popen.poll``/``wait``).
-    """
-
-    def __init__(self, proc: subprocess.Popen[bytes]) -> None:
-        self.proc = proc
-        self.pid = proc.pid
-        #: Set once the leader has exited, its group has been killed and it has been reaped.
-        self.exited = threading.Event()
-        self.status: int | None = None
-        self._lock = threading.Lock()
-        self._reaped = False
-        threading.Thread(target=self._watch, daemon=True).start()
-
-    def _watch(self) -> None:
-        if hasattr(os, "waitid"):
-            with contextlib.suppress(ChildProcessError):
-                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
-        else:  # no waitid (Windows): no process groups to clean either
-            with contextlib.suppress(OSError):
-                self.proc.wait()
-        with self._lock:
-            self._kill_group()
-            status = self.proc.wait()
-            self._reaped = True
-        self.status = status
-        self.exited.set()
-
-    def kill(self) -> None:
-        """Kill the leader and every process of its group (a no-op once reaped)."""
-        with self._lock:
-            if not self._reaped:
-                self._kill_group()
-
-    def _kill_group(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            if os.name == "posix":
-                os.killpg(self.pid, signal.SIGKILL)
-            else:
-                self.proc.kill()
-
-    def wait(self, timeout: float) -> int | None:
-        """The leader's exit status, or None if it is still running after ``timeout`` s."""
-        if self.exited.wait(timeout):
-            return self.status
-        return None
-
-    @property
-    def running(self) -> bool:
-        return not self.exited.is_set()

@@ -16,19 +16,17 @@ catches; its expected answers are the reference adapter's, recorded by the gener
 
 from __future__ import annotations
 
-import contextlib
 import io
 import json
-import os
-import select
-import signal
-import subprocess
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from conformance import pipes
+from conformance.transport import process
 
 FORMAT = "snapkv-protocol-check/1"
 THEME = "protocol"
@@ -1002,103 +1000,67 @@ class CheckRun:
     duration: float
 
 
-def run_session(argv: Sequence[str], data: bytes, timeout: float) -> CheckRun:
+#: How long an adapter may take to exit once its input has ended and every line that calls
+#: for an answer was answered (SPEC.md §3.2: end of input ends the session).
+EXIT_GRACE = 2.0
+
+
+def run_session(
+    argv: Sequence[str], data: bytes, timeout: float, answers_due: int | None = None
+) -> CheckRun:
     """Start ``argv``, write ``data``, close its input, read its answers until it exits.
 
-    The adapter runs in a session of its own and is killed with its group at the end,
-    whatever happened; output beyond :data:`MAX_OUTPUT` is cut off.
+    The adapter is started by the one transport (:func:`conformance.transport.process.spawn`)
+    and killed with its group and descendants at the end, whatever happened. Output beyond
+    :data:`MAX_OUTPUT` is cut off. Once ``answers_due`` lines have come, the adapter has
+    :data:`EXIT_GRACE` seconds to exit (a lingering one is reported as not exiting, at once
+    rather than after the whole timeout); raises :class:`~conformance.transport.process.
+    StartError` for a command that cannot start.
     """
     started = time.monotonic()
-    process = subprocess.Popen(
-        list(argv),
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    assert process.stdin and process.stdout and process.stderr
-    stdin, stdout, stderr = process.stdin, process.stdout, process.stderr
-    assert isinstance(stdout, io.BufferedReader) and isinstance(stderr, io.BufferedReader)
-    tail = bytearray()
-
-    def write() -> None:
-        try:
-            stdin.write(data)
-            stdin.close()
-        except OSError:  # the adapter stopped reading (exited after bye, or crashed)
-            pass
-
-    def drain() -> None:
-        while chunk := stderr.read1(65536):
-            tail.extend(chunk)
-            del tail[:-STDERR_TAIL]
-
-    threads = [
-        threading.Thread(target=write, daemon=True),
-        threading.Thread(target=drain, daemon=True),
-    ]
-    for thread in threads:
-        thread.start()
-    out = bytearray()
     deadline = started + timeout
+    adapter = process.spawn(argv)
+    reader = pipes.LineReader(adapter.stdout, MAX_OUTPUT)
+    lines: list[bytes] = []
+    size = 0
     timed_out = False
     try:
-        while len(out) < MAX_OUTPUT:
-            remaining = deadline - time.monotonic()
-            if remaining <= 0:
+        adapter.write(data)
+        adapter.close_input()
+        while size < MAX_OUTPUT:
+            limit = deadline
+            if answers_due is not None and len(lines) >= answers_due:
+                limit = min(deadline, time.monotonic() + EXIT_GRACE)
+            got = reader.next(max(0.0, limit - time.monotonic()))
+            if got is None:
                 timed_out = True
                 break
-            ready, _, _ = select.select([stdout], [], [], min(remaining, 0.5))
-            if ready:
-                chunk = stdout.read1(65536)
-                if not chunk:
-                    break
-                out += chunk
-        status: int | None = None
-        if not timed_out:
-            try:
-                status = process.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                timed_out = True
+            tag, line = got
+            if tag in (pipes.EOF,):
+                break
+            lines.append(line.removesuffix(b"\n"))
+            size += len(line)
+            if tag != pipes.LINE:  # an unfinished or over-long last line: the stream is done
+                break
+        status = None if timed_out else adapter.wait(max(0.0, deadline - time.monotonic()))
+        timed_out = timed_out or status is None
     finally:
-        _kill(process)
-        for thread in threads:
-            thread.join(1)
-        for stream in (stdin, stdout, stderr):
-            with contextlib.suppress(OSError):
-                stream.close()
-    lines = bytes(out[:MAX_OUTPUT]).split(b"\n")
-    if lines and lines[-1] == b"":
-        lines.pop()
+        adapter.kill()
+        reader.close()
     return CheckRun(
         tuple(lines),
         status,
         timed_out,
-        tail.decode("utf-8", "replace"),
+        adapter.stderr_tail(),
         time.monotonic() - started,
     )
-
-
-def _kill(process: subprocess.Popen[bytes]) -> None:
-    if process.poll() is None:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)
-        except (ProcessLookupError, PermissionError):
-            process.kill()
-    try:
-        process.wait(5)
-    except subprocess.TimeoutExpired:  # pragma: no cover - SIGKILL cannot be ignored
-        pass
-    else:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(process.pid, signal.SIGKILL)  # members the adapter left behind
 
 
 def run_check(
     check: ProtocolCheck, argv: Sequence[str], timeout: float
 ) -> tuple[CheckVerdict, CheckRun]:
     """Run ``check`` in a fresh session of ``argv`` and judge it."""
-    session = run_session(argv, check.payload, timeout)
+    session = run_session(argv, check.payload, timeout, answers_due=len(check.expect))
     verdict = judge(
         check, session.answers, exit_status=session.exit_status, timed_out=session.timed_out
     )

@@ -45,7 +45,8 @@ def test_a_port_that_evicts_differently_fails_the_bench() -> None:
 def test_an_adapter_that_cannot_start_is_a_usage_error() -> None:
     done = _bench("--adapter", "/nonexistent/snapkv-adapter")
     assert done.returncode == 2, done.stdout + done.stderr
-    assert done.stderr.startswith("snapkv-conformance bench: error: cannot start"), done.stderr
+    expected = "snapkv-conformance bench: error: cannot run the adapter"
+    assert done.stderr.startswith(expected), done.stderr
     assert "Traceback" not in done.stderr
 
 

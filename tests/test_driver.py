@@ -14,7 +14,6 @@ from typing import Any
 import pytest
 
 from conformance.driver import (
-    STDERR_KEEP,
     AdapterFailure,
     AdapterProcess,
     AdapterStartError,
@@ -23,6 +22,7 @@ from conformance.driver import (
     encode_body,
 )
 from conformance.policy import SnapKV
+from conformance.transport.process import STDERR_KEEP
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,

@@ -216,6 +216,17 @@ def test_a_crash_while_a_child_holds_stdout_is_a_crash_with_its_status(tmp_path)
     assert gone(pid_in(record))
 
 
+def test_a_descendant_that_called_setsid_is_killed_and_the_crash_is_a_crash(tmp_path):
+    """SPEC.md §3.2: what the adapter started does not outlive it, even a descendant that left
+    its process group; while that one held stdout, the adapter's exit 3 is still a crash."""
+    record = tmp_path / "child"
+    result = run([*broken("setsid_child_holds_stdout"), str(record)], timeout=30.0)
+    assert verdicts(result)["faults/trigger"] == checker.CRASH
+    assert result.results[1].exit_status == 3, result.results[1].message
+    assert result.duration < 25.0  # not a wait for the 30 s timeout
+    assert gone(pid_in(record))
+
+
 def test_an_adapter_that_forks_and_exits_cannot_start_and_leaves_nothing(tmp_path):
     record = tmp_path / "child"
     with pytest.raises(AdapterStartError, match=r"exited \(exit status 0\) without answering"):

@@ -7,8 +7,6 @@ they did not, 2 for a usage error or an adapter that cannot be started or timed.
 from __future__ import annotations
 
 import argparse
-import shlex
-import sys
 
 from conformance.commands._options import (
     add_count,
@@ -16,6 +14,7 @@ from conformance.commands._options import (
     int_at_least,
     positive_float,
 )
+from conformance.exceptions import print_error
 
 HELP = "Time an adapter against the reference adapter on standard decode workloads."
 
@@ -48,26 +47,26 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _error(message: str) -> int:
-    print(f"snapkv-conformance bench: error: {message}", file=sys.stderr)
-    return 2
+    return print_error("bench", message)
 
 
 def run(args: argparse.Namespace) -> int:
     import dataclasses
 
     from conformance import bench
+    from conformance.text import escape
+    from conformance.transport.process import CommandError, split_command
 
     try:
-        argv = shlex.split(args.adapter)
-    except ValueError as error:
-        return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
-    if not argv:
-        return _error("--adapter is empty")
+        argv = split_command(args.adapter)
+    except CommandError as error:
+        return _error(str(error))
     workloads = [w for w in bench.WORKLOADS if not args.workload or w.name in args.workload]
     if args.steps:
         workloads = [dataclasses.replace(w, steps=args.steps) for w in workloads]
-    adapters = [("reference", bench.REFERENCE_ARGV), (args.adapter, argv)]
-    print(f"bench: {args.adapter} against the reference adapter; {bench.load_average()}")
+    shown = escape(args.adapter, one_line=True)  # the adapter's name reaches a terminal
+    adapters = [("reference", bench.REFERENCE_ARGV), (shown, argv)]
+    print(f"bench: {shown} against the reference adapter; {bench.load_average()}")
     try:
         results = bench.bench(adapters, workloads, args.repeats, args.timeout)
     except bench.BenchError as error:

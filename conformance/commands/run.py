@@ -85,6 +85,7 @@ def run(args: argparse.Namespace) -> int:
     from conformance.driver import AdapterStartError
     from conformance.outputs import write_text
     from conformance.stream import plan_suite
+    from conformance.transport.process import StartError
     from conformance.vectors import VectorError
 
     try:
@@ -195,6 +196,8 @@ def run(args: argparse.Namespace) -> int:
                 progress=judged,
             )
         )
+    except StartError as error:  # it started for the vectors, but not now (deleted, ...)
+        return stop(str(error))
     finally:
         progress.finish()
     context = report.RunContext(

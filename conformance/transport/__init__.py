@@ -1,0 +1,1 @@
+"""The one transport: starting, talking to and stopping adapters (see :mod:`.process`)."""

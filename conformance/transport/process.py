@@ -1,0 +1,395 @@
+"""The one place the kit starts a program, and the lifetime of everything it starts.
+
+Every adapter (the port under test, the reference, a mutant) is started by :func:`spawn`, from
+an argument vector split once by :func:`split_command` and never through a shell, with its
+three pipes, in a process group and session of its own. What the adapter starts in turn is
+its business while it runs; once it is done with, none of it survives the kit:
+
+- **the process group**: when the adapter (the group's leader) exits, or is killed, the whole
+  group is killed (SIGKILL) before the leader is reaped, so the group id cannot be reused
+  meanwhile and no child holding a pipe can turn a crash into a wait;
+- **a token in the environment**: each adapter gets ``SNAPKV_CONFORMANCE_ADAPTER=<token>``
+  (the kit's pid and a random part), which its descendants inherit. A descendant that left
+  the group (``setsid``, a daemon's double fork) still carries it, and is found in ``/proc``
+  and killed with its adapter; adapters of another kit process are never touched;
+- **a child subreaper** (Linux, the command line only: :func:`become_subreaper`): an orphaned
+  descendant is handed to the kit rather than to init, so one that also cleared its
+  environment is still the kit's child, found and killed when the command ends.
+
+:func:`interrupt_all` is the signal policy's first half: on SIGINT or SIGTERM every adapter is
+killed at once and no new one may start, so that every thread waiting on one is released
+within moments; the front end then writes what finished (see :mod:`conformance.cli`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import errno
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+from conformance import pipes
+from conformance.exceptions import KitError
+
+#: The environment variable that marks an adapter's descendants (see the module docstring).
+TOKEN_VARIABLE = "SNAPKV_CONFORMANCE_ADAPTER"
+#: How much of an adapter's stderr is kept (the most recent bytes).
+STDERR_KEEP = 64 * 1024
+
+
+class CommandError(KitError, ValueError):
+    """An adapter command that cannot be split into an argument vector, or is empty."""
+
+
+class StartError(KitError):
+    """An adapter command that cannot be started; the message names it and says why."""
+
+
+def split_command(text: str, option: str = "--adapter") -> list[str]:
+    """``text`` split as a POSIX shell splits words (quotes work, nothing else does); raise
+    :class:`CommandError` naming ``option`` for unbalanced quotes or an empty command."""
+    try:
+        argv = shlex.split(text)
+    except ValueError as error:
+        raise CommandError(f"{option}: cannot split {text!r}: {error}") from None
+    if not argv:
+        raise CommandError(f"{option} is empty")
+    return argv
+
+
+def _why_not(argv: Sequence[str], error: OSError) -> str:
+    """Why ``argv`` could not be started, in words a porter can act on (the command itself is
+    named by the caller)."""
+    program = argv[0]
+    path = Path(program)
+    if error.errno == errno.ENOENT:
+        if os.sep not in program:
+            return f"there is no command {program!r} on PATH"
+        if path.exists():
+            return f"it exists, but its interpreter (the #! line) {_shebang(path)}"
+        return "no such file"
+    if error.errno == errno.EACCES:
+        if path.is_dir():
+            return "it is a directory, not a program"
+        return f"it is not executable (chmod +x {shlex.quote(program)}?)"
+    if error.errno == errno.ENOEXEC:
+        return "it is not a program this machine can run (no #! line?)"
+    return error.strerror or str(error)
+
+
+def _shebang(path: Path) -> str:
+    try:
+        with path.open("rb") as handle:
+            first = handle.readline(200).rstrip()
+    except OSError:
+        return "cannot be found"
+    if first.startswith(b"#!"):
+        return f"{first[2:].decode('utf-8', 'replace').strip()!r} cannot be found"
+    return "cannot be found (the file has no #! line)"
+
+
+class Process:
+    """One started adapter: its pipes, its group, its descendants (see the module docstring).
+
+    ``write`` queues bytes for its stdin (a writer thread feeds them, so a full pipe never
+    blocks the caller); ``close_input`` ends stdin after what is queued. ``stdout`` is the raw
+    stream for a bounded reader (:class:`conformance.pipes.LineReader`). stderr is drained
+    into a bounded tail. :meth:`wait` gives the leader's exit status; :meth:`kill` kills the
+    group and the descendants that left it. Nothing else may reap the process.
+    """
+
+    def __init__(self, proc: subprocess.Popen[bytes], token: str, argv: Sequence[str]) -> None:
+        self.argv = list(argv)
+        self.pid = proc.pid
+        self.token = token
+        self._proc = proc
+        assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+        self.stdout = proc.stdout
+        self._writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._stderr = pipes.StderrTail(STDERR_KEEP)
+        self._stderr_done = threading.Event()
+        #: Set once the leader has exited, its group and strays are dead and it is reaped.
+        self.exited = threading.Event()
+        self.status: int | None = None
+        self._lock = threading.Lock()
+        self._reaped = False
+        for target, args in (
+            (pipes.write_loop, (proc.stdin, self._writes)),
+            (pipes.drain_loop, (proc.stderr, self._stderr, self._stderr_done)),
+            (self._watch, ()),
+        ):
+            threading.Thread(target=target, args=args, daemon=True).start()
+
+    # -- input -----------------------------------------------------------------------------
+
+    def write(self, data: bytes) -> None:
+        """Queue ``data`` for the adapter's stdin."""
+        self._writes.put(data)
+
+    def close_input(self) -> None:
+        """Close stdin once what is queued is written (end of input, SPEC.md §3.2)."""
+        self._writes.put(None)
+
+    # -- the lifetime ----------------------------------------------------------------------
+
+    def _watch(self) -> None:
+        """Wait for the leader to exit without reaping it, kill its group and strays, then
+        reap it: while it is an unreaped zombie its pid (the group id) cannot be reused."""
+        if hasattr(os, "waitid"):
+            with contextlib.suppress(ChildProcessError):
+                os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOWAIT)
+        else:  # no waitid (Windows): no process groups to clean either
+            with contextlib.suppress(OSError):
+                self._proc.wait()
+        with self._lock:
+            self._kill_group()
+            status = self._proc.wait()
+            self._reaped = True
+        kill_strays(self.token)
+        self.status = status
+        self.exited.set()
+        _forget(self)
+
+    def kill(self) -> None:
+        """Kill the adapter, its group and its descendants that left the group, and wait
+        (briefly) until it is reaped. Idempotent."""
+        with self._lock:
+            if not self._reaped:
+                self._kill_group()
+        self._writes.put(None)
+        self.exited.wait(5.0)
+
+    def _kill_group(self) -> None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            if os.name == "posix":
+                os.killpg(self.pid, signal.SIGKILL)
+            else:
+                self._proc.kill()
+
+    def wait(self, timeout: float) -> int | None:
+        """The leader's exit status, or None if it is still running after ``timeout`` s."""
+        if self.exited.wait(min(timeout, threading.TIMEOUT_MAX)):
+            return self.status
+        return None
+
+    @property
+    def running(self) -> bool:
+        return not self.exited.is_set()
+
+    # -- stderr ----------------------------------------------------------------------------
+
+    def stderr_tail(self, lines: int = 20) -> str:
+        """The last ``lines`` lines the adapter wrote to stderr, undecodable bytes replaced.
+
+        Waits a moment for the drain thread: stderr written just before a crash or a wrong
+        answer is the useful part.
+        """
+        if not self.running:
+            self._stderr_done.wait(0.2)
+        else:
+            pipes.settle(self._proc.stderr, self._stderr, self._stderr_done, 0.2)
+        return self._stderr.text(lines)
+
+
+# -- starting, and the registry of what runs --------------------------------------------------
+
+_registry_lock = threading.Lock()
+_running: dict[int, Process] = {}
+_interrupted = False
+
+
+def spawn(
+    argv: Sequence[str],
+    *,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    what: str = "the adapter",
+) -> Process:
+    """Start ``argv`` (see the module docstring); raise :class:`StartError` with a one-line
+    reason when it cannot start, or when the run was interrupted."""
+    token = f"{os.getpid()}:{os.urandom(8).hex()}"  # whose adapter it is, and which
+    environment = {**os.environ, **(env or {}), TOKEN_VARIABLE: token}
+    with _registry_lock:
+        if _interrupted:
+            raise StartError("the run was interrupted")
+        try:
+            proc = subprocess.Popen(
+                list(argv),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                env=environment,
+                cwd=cwd,
+                start_new_session=os.name == "posix",
+            )
+        except OSError as error:
+            why = _why_not(argv, error)
+            raise StartError(f"cannot run {what} {shlex.join(argv)}: {why}") from None
+        process = Process(proc, token, argv)
+        _running[process.pid] = process
+    return process
+
+
+def _forget(process: Process) -> None:
+    with _registry_lock:
+        _running.pop(process.pid, None)
+
+
+def interrupt_all() -> None:
+    """Kill every adapter now and refuse to start new ones (an interrupted command)."""
+    global _interrupted
+    with _registry_lock:
+        _interrupted = True
+        processes = list(_running.values())
+    for process in processes:
+        with process._lock:
+            if not process._reaped:
+                process._kill_group()
+
+
+def begin() -> None:
+    """Start a command: adapters may be started (until :func:`interrupt_all`)."""
+    global _interrupted
+    with _registry_lock:
+        _interrupted = False
+
+
+def interrupted() -> bool:
+    """Whether :func:`interrupt_all` was called: nothing may start any more."""
+    return _interrupted
+
+
+# -- descendants that left the group ------------------------------------------------------------
+
+
+def _environment_tokens(pid: int) -> str | None:
+    """The adapter token in ``pid``'s environment, or None (not ours, gone, or unreadable)."""
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as handle:
+            environ = handle.read()
+    except OSError:
+        return None
+    prefix = TOKEN_VARIABLE.encode() + b"="
+    for entry in environ.split(b"\0"):
+        if entry.startswith(prefix):
+            return entry[len(prefix) :].decode("ascii", "replace")
+    return None
+
+
+def _pids() -> list[int]:
+    try:
+        return [int(name) for name in os.listdir("/proc") if name.isdigit()]
+    except OSError:  # no /proc (macOS, Windows): the process group is all there is
+        return []
+
+
+def kill_strays(token: str | None = None) -> int:
+    """Kill the descendants of adapters that left their process group, and reap those that
+    were handed to the kit (a subreaper's orphans); return how many were killed.
+
+    With ``token``, those of that adapter only; without, those of every adapter this process
+    started that is no longer running, and every orphan handed to it that is not an adapter it
+    started. Adapters of other processes (another kit, another test worker) are never touched.
+    """
+    me = os.getpid()
+    mine = f"{me}:"
+    with _registry_lock:
+        live = {process.token for process in _running.values()}
+        leaders = set(_running)
+    killed = []
+    for pid in _pids():
+        if pid == me or pid in leaders:
+            continue
+        found = _environment_tokens(pid)
+        if token is not None:
+            ours = found == token
+        else:
+            ours = found is not None and found.startswith(mine) and found not in live
+        if not ours and token is None and _subreaper and found is None and _parent(pid) == me:
+            ours = True  # an orphan handed to the kit that cleared its environment
+        if ours:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+    for pid in killed:  # the kit's own children (orphans it was handed) must be reaped
+        _reap(pid)
+    return len(killed)
+
+
+def _parent(pid: int) -> int | None:
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as handle:
+            stat = handle.read()
+    except OSError:
+        return None
+    # pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')' ends it.
+    fields = stat[stat.rfind(b")") + 2 :].split()
+    return int(fields[1]) if len(fields) > 1 else None
+
+
+def _reap(pid: int) -> None:
+    deadline = time.monotonic() + 1.0
+    while True:
+        try:
+            done, _ = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return  # not the kit's child: its own parent (or init) reaps it
+        if done or time.monotonic() > deadline:
+            return
+        time.sleep(0.005)
+
+
+_subreaper = False
+
+
+def become_subreaper() -> bool:
+    """Make this process a child subreaper (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``), so that
+    an adapter's orphaned descendants are handed to it; True when it is one.
+
+    For the command line only: in a process the kit does not own (a pytest run), orphans of
+    unrelated programs would be handed to it too.
+    """
+    global _subreaper
+    if _subreaper or not sys.platform.startswith("linux"):
+        return _subreaper
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        pr_set_child_subreaper = 36
+        _subreaper = libc.prctl(pr_set_child_subreaper, 1, 0, 0, 0) == 0
+    except (OSError, AttributeError):
+        _subreaper = False
+    return _subreaper
+
+
+def shutdown() -> None:
+    """At the end of a command: kill what is left (adapters and their strays)."""
+    with _registry_lock:
+        processes = list(_running.values())
+    for process in processes:
+        process.kill()
+    kill_strays()
+
+
+__all__ = [
+    "TOKEN_VARIABLE",
+    "CommandError",
+    "Process",
+    "StartError",
+    "become_subreaper",
+    "begin",
+    "interrupt_all",
+    "interrupted",
+    "kill_strays",
+    "shutdown",
+    "spawn",
+    "split_command",
+]

@@ -1,0 +1,267 @@
+"""Hostile adapters and inputs outside ``run``'s vector phase: protocol checks, bench, fuzz,
+the file walker, and what every front end shares (the one transport, reader and escaper).
+
+Each test is a miniature of one case found by probing: a tiny adapter written inline (a few
+lines of Python run with ``-c``), or a tiny file tree. The bound in each test is what the
+porter is owed: a verdict or a one-line error, no traceback, nothing left running, memory and
+output bounded.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from conformance import protocol_checks as pc
+from conformance.resources import suite_dir
+from tests.support.runner_support import REFERENCE_ARGV
+
+CHECKS = {check.id: check for check in pc.load_checks([suite_dir()])}
+
+
+def adapter(source: str, *args: str) -> list[str]:
+    """An inline adapter: ``source`` run by this Python."""
+    return [sys.executable, "-c", textwrap.dedent(source), *args]
+
+
+def kit(
+    *args: str, timeout: float = 300, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        check=False,
+    )
+
+
+def running(pid: int) -> bool:
+    """True while ``pid`` runs (a zombie waiting for its parent counts as gone)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def gone(pid: int, within: float = 5.0) -> bool:
+    deadline = time.monotonic() + within
+    while running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+#: The reference adapter's loop, answering every line, for inline adapters to wrap.
+SERVE = f"""
+import sys
+sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+from conformance.server import Session, encode
+session = Session()
+def serve():
+    for line in sys.stdin.buffer:
+        answer = session.handle_line(line)
+        if answer is not None:
+            sys.stdout.buffer.write(encode(answer))
+            sys.stdout.buffer.flush()
+"""
+
+
+# -- protocol checks: the one transport -------------------------------------------------------
+
+
+def test_a_check_adapter_that_exits_0_while_a_child_holds_stdout_is_judged_at_once() -> None:
+    """Case 5: the leader's exit status is judged; its group is killed with it, so a child
+    holding stdout cannot turn a clean exit into a timeout."""
+    child = adapter(
+        SERVE
+        + """
+import subprocess
+subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+serve()
+"""
+    )
+    check = CHECKS["protocol/crlf"]
+    started = time.monotonic()
+    verdict, session = pc.run_check(check, child, timeout=30)
+    assert verdict.passed, verdict.message
+    assert session.exit_status == 0 and time.monotonic() - started < 15
+
+
+def test_a_check_adapter_that_lingers_after_its_input_ends_fails_within_the_grace() -> None:
+    """Case 6: every answer given, input closed, and the adapter does not exit: the check
+    fails after the exit grace, not after the whole timeout (40 checks would wait 40 times)."""
+    lingering = adapter(SERVE + "\nserve()\nimport time\ntime.sleep(30)\n")
+    check = CHECKS["protocol/crlf"]
+    verdict, session = pc.run_check(check, lingering, timeout=60)
+    assert verdict.verdict == pc.TIMEOUT and "did not exit" in verdict.message
+    assert session.duration < pc.EXIT_GRACE + 10
+
+
+def test_a_check_adapter_s_setsid_descendant_is_killed() -> None:
+    """Case 16, check phase: a descendant in a session of its own is found and killed."""
+    pid_file = Path(os.environ.get("TMPDIR", "/tmp")) / f"snapkv-hostile-{os.getpid()}.pid"
+    child = adapter(
+        SERVE
+        + f"""
+import subprocess
+p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                     start_new_session=True, stdout=subprocess.DEVNULL)
+open({str(pid_file)!r}, "w").write(str(p.pid))
+serve()
+"""
+    )
+    try:
+        verdict, _ = pc.run_check(CHECKS["protocol/crlf"], child, timeout=30)
+        assert verdict.passed, verdict.message
+        assert gone(int(pid_file.read_text()))
+    finally:
+        pid_file.unlink(missing_ok=True)
+
+
+@pytest.mark.parametrize(
+    ("command", "why"),
+    [
+        ("/nonexistent/adapter", "no such file"),
+        ("/", "it is a directory, not a program"),
+        ("no-such-command-snapkv", "there is no command 'no-such-command-snapkv' on PATH"),
+    ],
+)
+def test_a_check_phase_adapter_that_cannot_start_is_one_line_exit_2(command: str, why: str) -> None:
+    """Case 1: ``run -k protocol/`` with an adapter that cannot start: one line naming the
+    command and why, exit 2, no traceback."""
+    done = kit("run", "-k", "protocol/crlf", "--adapter", command)
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
+    assert f"cannot run the adapter {command}: {why}" in done.stderr
+
+
+def test_a_missing_interpreter_is_named(tmp_path: Path) -> None:
+    script = tmp_path / "adapter.sh"
+    script.write_text("#!/no/such/interpreter\n")
+    script.chmod(0o755)
+    done = kit("run", "-k", "protocol/crlf", "--adapter", str(script))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1
+    assert "its interpreter (the #! line) '/no/such/interpreter' cannot be found" in done.stderr
+
+
+def test_an_adapter_that_deletes_itself_after_the_vectors_is_one_line_exit_2(
+    tmp_path: Path,
+) -> None:
+    """Case 1: the adapter ran the vector phase, then is gone when the checks start."""
+    script = tmp_path / "adapter.py"
+    script.write_text(
+        f"#!{sys.executable}\n"
+        + SERVE
+        + f"""
+import os
+def gone_after_bye():
+    for line in sys.stdin.buffer:
+        answer = session.handle_line(line)
+        if answer is not None:
+            sys.stdout.buffer.write(encode(answer))
+            sys.stdout.buffer.flush()
+        if b'"bye"' in line:
+            os.unlink({str(script)!r})
+            return
+gone_after_bye()
+"""
+    )
+    script.chmod(0o755)
+    done = kit(
+        "run", "-k", "ties/lower-position-first", "-k", "protocol/crlf", "--adapter", str(script)
+    )
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    assert f"cannot run the adapter {script}: no such file" in done.stderr
+
+
+# -- bench ---------------------------------------------------------------------------------------
+
+
+def bench(*argv: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess[str], float]:
+    started = time.monotonic()
+    done = kit(
+        "bench", "--repeats", "1", "--steps", "20", "--workload", "defaults", *argv, timeout=timeout
+    )
+    return done, time.monotonic() - started
+
+
+def test_bench_an_adapter_that_writes_without_end_stays_bounded() -> None:
+    """Case 10: an endless writer is cut off (one line per request at most, each bounded),
+    not read until memory runs out."""
+    flood = adapter(
+        """
+import sys
+sys.stdout.buffer.write(b'{"id":0,"ok":true,"protocol":1,"implementation":'
+                       b'{"name":"f","language":"py","version":"0"},"capabilities":[]}\\n')
+line = b"x" * 65536
+while True:
+    sys.stdout.buffer.write(line)
+"""
+    )
+    done, took = bench("--adapter", shlex.join(flood), "--timeout", "60")
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "MemoryError" not in done.stderr
+    assert "an answer longer than" in done.stderr and took < 50
+
+
+def test_bench_a_child_holding_stdout_does_not_stall_and_does_not_survive(tmp_path: Path) -> None:
+    """Case 11: an adapter that exits while a detached child holds stdout is judged on its
+    exit; the child does not outlive the bench."""
+    pid_file = tmp_path / "child.pid"
+    holder = adapter(
+        SERVE
+        + f"""
+import subprocess
+p = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"],
+                     start_new_session=True)
+open({str(pid_file)!r}, "w").write(str(p.pid))
+serve()
+"""
+    )
+    done, took = bench("--adapter", shlex.join(holder), "--timeout", "10")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert took < 60 and "0 steps/s" not in done.stdout
+    assert gone(int(pid_file.read_text()))
+
+
+def test_bench_a_deeply_nested_hello_is_one_line() -> None:
+    """Case 12: nesting past the codec's limit is refused, not a RecursionError."""
+    nested = adapter(
+        """
+import sys
+head = b'{"id":0,"ok":true,"protocol":1,"implementation":'
+sys.stdout.buffer.write(head + b"[" * 5000 + b"]" * 5000 + b"}\\n")
+sys.stdout.buffer.flush()
+for line in sys.stdin.buffer:
+    pass
+"""
+    )
+    done, _ = bench("--adapter", shlex.join(nested))
+    assert done.returncode in (1, 2), done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and "RecursionError" not in done.stderr
+
+
+def test_bench_a_huge_timeout_is_accepted() -> None:
+    """Case 13: --timeout 1e10 waits in slices, never overflows a timestamp."""
+    done, _ = bench("--adapter", shlex.join(REFERENCE_ARGV), "--timeout", "1e10")
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_bench_escapes_the_adapter_s_name() -> None:
+    """Case 14: control characters in an adapter's command reach no terminal raw."""
+    command = shlex.join(REFERENCE_ARGV) + " '\x1b[2J\x07'"
+    done, _ = bench("--adapter", command)
+    assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
