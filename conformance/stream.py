@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -36,6 +36,7 @@ from conformance.vectors import (
     Vector,
     VectorError,
     is_protocol_check_head,
+    iter_vector_files,
     load_vector,
 )
 
@@ -82,17 +83,13 @@ class SuitePlan:
 
 def plan_suite(paths: Sequence[str | Path]) -> SuitePlan:
     """Every vector and protocol check file under ``paths`` (``*.json`` files named, or found
-    in the named directories) by id, in one walk that reads each file's head; raise
-    :class:`VectorError` on a path that does not exist, a file whose id cannot be read, or an
-    id found twice. A file reached twice counts once."""
-    seen: set[tuple[int, int]] = set()
+    in the named directories, :func:`conformance.vectors.iter_vector_files`) by id, reading
+    each file's head; raise :class:`VectorError` on a path that cannot be read, a file whose
+    id cannot be read, or an id found twice. A file reached twice counts once."""
     entries: dict[str, SuiteEntry] = {}
     checks: set[str] = set()
-    for path in _files(paths):
-        vector_id, identity, is_check = _read_id(path)
-        if identity in seen:
-            continue
-        seen.add(identity)
+    for path in iter_vector_files(paths):
+        vector_id, is_check = _read_id(path)
         if vector_id in entries:
             raise VectorError(
                 path, "/id", f"duplicate id {vector_id!r} (also in {entries[vector_id].path})"
@@ -107,47 +104,23 @@ def plan_suite(paths: Sequence[str | Path]) -> SuitePlan:
     )
 
 
-def _files(paths: Sequence[str | Path]) -> Iterator[Path]:
-    """The named files, and the ``*.json`` files under the named directories (any order: the
-    plan is sorted by id). ``os.scandir`` rather than ``Path.rglob``: a suite of ten thousand
-    files is listed in milliseconds."""
-    for raw in paths:
-        path = Path(raw)
-        if path.is_dir():
-            stack = [str(path)]
-            while stack:
-                with os.scandir(stack.pop()) as listing:
-                    for entry in listing:
-                        if entry.is_dir():
-                            stack.append(entry.path)
-                        elif entry.name.endswith(".json") and entry.is_file():
-                            yield Path(entry.path)
-        elif path.is_file():
-            yield path
-        else:
-            raise VectorError(path, "", "no such file or directory")
-
-
-def _read_id(path: Path) -> tuple[str, tuple[int, int], bool]:
-    """The file's id, its (device, inode), to count a file reached twice once, and whether it
-    is a protocol check."""
+def _read_id(path: Path) -> tuple[str, bool]:
+    """The file's id, and whether it is a protocol check."""
     try:
         fd = os.open(path, os.O_RDONLY)
         try:
-            status = os.fstat(fd)
             head = os.read(fd, HEAD)
         finally:
             os.close(fd)
     except OSError as error:
         raise VectorError(path, "", f"cannot read: {error}") from None
-    identity = (status.st_dev, status.st_ino)
     is_check = is_protocol_check_head(head)
     match = _ID_LINE.match(head)
     if match is not None:
         raw = match.group(1)
         if b"\\" not in raw:  # the usual id: no escapes to decode
             try:
-                return raw[1:-1].decode("utf-8"), identity, is_check
+                return raw[1:-1].decode("utf-8"), is_check
             except UnicodeDecodeError:
                 pass
         else:
@@ -156,15 +129,15 @@ def _read_id(path: Path) -> tuple[str, tuple[int, int], bool]:
             except ValueError:
                 value = None
             if isinstance(value, str):
-                return value, identity, is_check
+                return value, is_check
     if is_check:  # another layout: parse it once for its id
         from conformance.protocol_checks import CheckError, load_check
 
         try:
-            return load_check(path).id, identity, True
+            return load_check(path).id, True
         except CheckError as error:
             raise VectorError(path, "", str(error).removeprefix(f"{path}: ")) from None
-    return load_vector(path).id, identity, False
+    return load_vector(path).id, False
 
 
 def read_for_run(entry: SuiteEntry) -> RunnableVector:

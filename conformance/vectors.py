@@ -11,7 +11,9 @@ the schema and the replay on the reference live in :mod:`conformance.validation`
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat as stat_module
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -263,24 +265,72 @@ def load_vector(path: str | Path) -> Vector:
 
 
 def iter_vector_files(paths: Iterable[str | Path]) -> Iterator[Path]:
-    """Every ``*.json`` file named or found under the named directories, sorted per directory.
+    """Every ``*.json`` file named, or found under the named directories: the one walk of a
+    suite, for ``run`` and ``validate`` alike.
 
-    A file named twice (``vectors vectors/ties/x.json``) is yielded once.
+    Directories are listed sorted by name, so files come in a stable order. A symlink to a
+    directory is followed, once: a directory reached again (a link to an ancestor, a second
+    link) is not walked twice, and a file reached twice (``vectors vectors/ties/x.json``, or
+    through two links) is yielded once. Raises :class:`VectorError` naming the path for a
+    path that does not exist, a directory that cannot be listed, or a link that cannot be
+    followed (a link to itself, say): a suite that cannot be read whole is not run in part.
     """
-    seen: set[Path] = set()
+    seen_files: set[tuple[int, int]] = set()
+    seen_dirs: set[tuple[int, int]] = set()
     for raw in paths:
         path = Path(raw)
-        if path.is_dir():
-            found: Iterable[Path] = sorted(p for p in path.rglob("*.json") if p.is_file())
-        elif path.is_file():
-            found = [path]
-        else:
-            raise VectorError(path, "", "no such file or directory")
-        for file in found:
-            key = file.resolve()
-            if key not in seen:
-                seen.add(key)
-                yield file
+        try:
+            status = path.stat()
+        except OSError as error:
+            if not path.is_symlink() and not path.exists():
+                raise VectorError(path, "", "no such file or directory") from None
+            raise VectorError(path, "", f"cannot read: {error.strerror or error}") from None
+        if stat_module.S_ISDIR(status.st_mode):
+            yield from _walk(path, seen_dirs, seen_files)
+        elif _first_time((status.st_dev, status.st_ino), seen_files):
+            yield path
+
+
+def _walk(
+    top: Path, seen_dirs: set[tuple[int, int]], seen_files: set[tuple[int, int]]
+) -> Iterator[Path]:
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            status = directory.stat()
+            if not _first_time((status.st_dev, status.st_ino), seen_dirs):
+                continue
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            raise VectorError(
+                directory, "", f"cannot read the directory: {error.strerror or error}"
+            ) from None
+        subdirectories = []
+        for entry in entries:
+            try:
+                status = entry.stat()  # follows a symlink
+            except OSError as error:
+                raise VectorError(
+                    entry.path, "", f"cannot follow: {error.strerror or error}"
+                ) from None
+            if stat_module.S_ISDIR(status.st_mode):
+                subdirectories.append(Path(entry.path))
+            elif (
+                entry.name.endswith(".json")
+                and stat_module.S_ISREG(status.st_mode)
+                and _first_time((status.st_dev, status.st_ino), seen_files)
+            ):
+                yield Path(entry.path)
+        stack.extend(reversed(subdirectories))  # visited in name order
+
+
+def _first_time(identity: tuple[int, int], seen: set[tuple[int, int]]) -> bool:
+    if identity in seen:
+        return False
+    seen.add(identity)
+    return True
 
 
 class IdRegistry:

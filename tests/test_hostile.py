@@ -265,3 +265,66 @@ def test_bench_escapes_the_adapter_s_name() -> None:
     command = shlex.join(REFERENCE_ARGV) + " '\x1b[2J\x07'"
     done, _ = bench("--adapter", command)
     assert "\x1b" not in done.stdout + done.stderr and "\x07" not in done.stdout + done.stderr
+
+
+# -- the one walker -------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def looped_suite(tmp_path: Path) -> Path:
+    suite = tmp_path / "suite"
+    (suite / "ties").mkdir(parents=True)
+    source = suite_dir() / "ties" / "lower-position-first.json"
+    (suite / "ties" / "lower-position-first.json").write_bytes(source.read_bytes())
+    (suite / "ties" / "up").symlink_to("..")  # a link to an ancestor: walked once
+    return suite
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_link_to_an_ancestor_is_walked_once(
+    looped_suite: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from conformance.cli import main
+
+    assert main([command, str(looped_suite)]) == 0, capsys.readouterr()
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_a_symlink_loop_is_exit_2_naming_the_path(
+    looped_suite: Path, command: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Case 8: a link to itself cannot be followed: exit 2 naming it, in run and validate."""
+    from conformance.cli import main
+
+    (looped_suite / "loop").symlink_to("loop")
+    assert main([command, str(looped_suite)]) == 2
+    said = "".join(capsys.readouterr())  # validate lists its problems on stdout
+    assert f"{looped_suite / 'loop'}" in said and "Too many levels of symbolic links" in said
+    assert "Traceback" not in said
+
+
+@pytest.mark.parametrize("command", ["run", "validate"])
+def test_an_unreadable_directory_is_exit_2_naming_it(
+    looped_suite: Path,
+    command: str,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Case 8: a directory that cannot be listed is not skipped (validate used to say "all
+    valid"): exit 2 naming it. (The tests may run as root, whom chmod does not stop, so the
+    refusal is the operating system's answer played back.)"""
+    from conformance.cli import main
+
+    locked = looped_suite / "locked"
+    locked.mkdir()
+    real_scandir = os.scandir
+
+    def scandir(path: object) -> object:
+        if Path(str(path)) == locked:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_scandir(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    assert main([command, str(looped_suite)]) == 2
+    said = "".join(capsys.readouterr())
+    assert f"{locked}: " in said and "cannot read the directory: Permission denied" in said
