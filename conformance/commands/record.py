@@ -98,6 +98,8 @@ def run(args: argparse.Namespace) -> int:
         vector, recording = record_vector(
             args.id, text, params, max_tokens=args.max_tokens, progress=show
         )
+    except RecordSetupError as error:  # a model file that is not one
+        return _error(str(error))
     finally:
         if progress is not None:
             progress.finish()

