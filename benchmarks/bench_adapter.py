@@ -1,6 +1,6 @@
 """The reference adapter against a naive pure-Python adapter: CPU time over one whole run.
 
-One request stream (:class:`conformance.bench.Workload`, as ``snapkv-conformance bench`` sends
+One request stream (:class:`conformance.tools.bench.Workload`, as ``snapkv-conformance bench`` sends
 it): ``hello``, ``new`` at budget ``--budget`` (recentWindow 16, obsWindow 16, poolKernel 7),
 then ``--steps`` steps of random float32 weights (one per kept position, written in shortest
 round-trip form), each followed by an ``evict``, then ``bye``. Each adapter process gets the
@@ -26,12 +26,12 @@ import sys
 
 from in_tree import REFERENCE_ARGV, ROOT, run_once, victims
 
-from conformance.bench import Workload
+from conformance.tools.bench import Workload
 
 #: The reference with orjson hidden: its strict ``json`` path alone, to measure orjson's gain.
 _WITHOUT_ORJSON = (
     "import sys; sys.modules['orjson'] = None; "
-    "from conformance.server import main; sys.exit(main())"
+    "from conformance.adapter.server import main; sys.exit(main())"
 )
 ADAPTERS = {
     "reference": list(REFERENCE_ARGV),
@@ -53,7 +53,7 @@ def main() -> None:
     parser.add_argument("--budget", type=int, default=1024)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args()
-    from conformance import server
+    from conformance.adapter import server
 
     reader = "orjson" if server._orjson is not None else "json (orjson not installed)"
     stream = Workload("adapter", args.budget, 16, 16, 7, steps=args.steps).stream()

@@ -30,8 +30,8 @@ import statistics
 
 from in_tree import adapters, run_once, victims
 
-from conformance.bench import Workload
-from conformance.policy import INT31_MAX
+from conformance.policy.reference import INT31_MAX
+from conformance.tools.bench import Workload
 
 #: The three settings; their streams differ only in the ``new`` request.
 SETTINGS = {

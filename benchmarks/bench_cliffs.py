@@ -34,7 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.policy import INT31_MAX, new_policy  # noqa: E402
+from conformance.policy.reference import INT31_MAX, new_policy  # noqa: E402
 
 SETTINGS = {
     "defaults": (16, 7),

@@ -29,7 +29,7 @@ from pathlib import Path
 
 from in_tree import ROOT, adapters, run_once, victims
 
-from conformance.bench import Workload
+from conformance.tools.bench import Workload
 
 FLOOR = ROOT / "benchmarks" / "floor"
 

@@ -23,9 +23,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from heldout_ports import ArgsortSelection
 
-from conformance import fuzz
-from conformance.driver import InProcessAdapter
 from conformance.mutants import lookup
+from conformance.tools import fuzz
+from conformance.transport.session import InProcessAdapter
 
 MISTAKES = (
     ("stale history on slot reuse", "stale-history-on-reuse"),

@@ -1,4 +1,4 @@
-"""The in-tree ports side by side with the reference adapter: ``conformance.bench`` (what
+"""The in-tree ports side by side with the reference adapter: ``conformance.tools.bench`` (what
 ``snapkv-conformance bench`` runs for one port) over every port that is built.
 
 Each workload (SPEC's defaults, and budget 1024, both with an evict after every step) goes to
@@ -19,7 +19,7 @@ import sys
 
 from in_tree import PORTS
 
-from conformance import bench
+from conformance.tools import bench
 
 
 def main(argv: list[str] | None = None) -> int:

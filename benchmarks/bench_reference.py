@@ -10,7 +10,7 @@ attention rows are float32 from a seeded numpy RNG, generated before each timed 
 Measured side by side in one run, the repeats interleaved so background load falls on all alike:
 
 - **in-process**: the numpy fast path (``new_policy(params, fast=True)``), the readable
-  reference (``conformance.policy.SnapKV``) and the oracle (``tests/support/oracles.py``,
+  reference (``conformance.policy.reference.SnapKV``) and the oracle (``tests/support/oracles.py``,
   imported by path), each fed the same lists of Python floats. Each repeat times one window of
   steps; the reference's and the oracle's windows are shorter at large budgets (they are
   slower), which changes nothing in a per-step rate at steady state.
@@ -44,7 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.policy import new_policy  # noqa: E402
+from conformance.policy.reference import new_policy  # noqa: E402
 
 RECENT, OBS, KERNEL = 16, 16, 7
 ADAPTER = [sys.executable, "-m", "conformance", "adapter"]

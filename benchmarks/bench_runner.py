@@ -65,11 +65,11 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance import resources  # noqa: E402
-from conformance.policy import float32_literal  # noqa: E402
-from conformance.runner import run_suite  # noqa: E402
-from conformance.server import Session  # noqa: E402
-from conformance.vectors import Call, Vector, dumps_vector, load_suite  # noqa: E402
+from conformance.adapter.server import Session  # noqa: E402
+from conformance.policy.reference import float32_literal  # noqa: E402
+from conformance.runner.run import run_suite  # noqa: E402
+from conformance.spec import resources  # noqa: E402
+from conformance.suite.vectors import Call, Vector, dumps_vector, load_suite  # noqa: E402
 
 ADAPTER = [sys.executable, "-m", "conformance", "adapter"]
 
@@ -196,7 +196,8 @@ sys.exit(status)
 """
 #: What ``run --adapter X`` imports before it reads the suite.
 _IMPORTS = (
-    "import conformance.cli, conformance.commands.run, conformance.report, conformance.runner"
+    "import conformance.cli, conformance.cli.commands.run, conformance.report.terminal, "
+    "conformance.runner.run"
 )
 #: A pass-through in front of the adapter: records when the first ``new`` arrives (epoch
 #: seconds, to the file named by its first argument, unless an earlier adapter process of the
@@ -226,7 +227,7 @@ def copy_suite(source: Path, target: Path, copies: int, checks: bool = True) -> 
     ``copy-NNN/`` (the id has a line of its own in a canonical file), and the protocol checks
     once (their ids are ``protocol/NAME``); return the file count. ``checks=False`` leaves the
     checks out (a bare replay has no sessions of its own to run them in)."""
-    from conformance.vectors import is_protocol_check_file
+    from conformance.suite.vectors import is_protocol_check_file
 
     count = 0
     for path in sorted(source.rglob("*.json")):
@@ -288,8 +289,8 @@ if answers != sent:
 #: device, so that the adapter and not the runner sets the pace.
 _SLOW_ADAPTER = """
 import sys, time
-from conformance.policy import fast_policy
-from conformance.server import main
+from conformance.policy.reference import fast_policy
+from conformance.adapter.server import main
 
 class Slow:
     def __init__(self, params, seed):

@@ -14,11 +14,13 @@ import argparse
 import statistics
 import time
 
-from conformance import mutants, resources, triage
-from conformance.driver import InProcessAdapter
-from conformance.policy import SnapKV
-from conformance.runner import run_suite
-from conformance.vectors import load_suite
+from conformance import mutants
+from conformance.explain import triage
+from conformance.policy.reference import SnapKV
+from conformance.runner.run import run_suite
+from conformance.spec import resources
+from conformance.suite.vectors import load_suite
+from conformance.transport.session import InProcessAdapter
 
 PORTS = ("float32-accumulation", "ties-to-higher-position", "forward-only-pooling")
 #: Two independent mistakes: the triage has to build combinations to explain them.

@@ -29,10 +29,10 @@ sys.path.insert(0, str(ROOT))
 
 from bench_runner import copy_suite  # noqa: E402
 
-from conformance import resources  # noqa: E402
-from conformance.policy import float32_literal  # noqa: E402
-from conformance.server import Session  # noqa: E402
-from conformance.vectors import Call, Vector, dumps_vector  # noqa: E402
+from conformance.adapter.server import Session  # noqa: E402
+from conformance.policy.reference import float32_literal  # noqa: E402
+from conformance.spec import resources  # noqa: E402
+from conformance.suite.vectors import Call, Vector, dumps_vector  # noqa: E402
 
 CLI = [sys.executable, "-m", "conformance"]
 

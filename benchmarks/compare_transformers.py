@@ -25,9 +25,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.record.model import encode, load_tokenizer, model_path
-from conformance.record.recorder import aggregate, run
-from conformance.record.texts import get_text
+from conformance.tools.record.model import encode, load_tokenizer, model_path
+from conformance.tools.record.recorder import aggregate, run
+from conformance.tools.record.texts import get_text
 
 
 def main() -> int:

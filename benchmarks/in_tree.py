@@ -3,7 +3,7 @@
 The reference adapter is ``python -m conformance adapter``; the in-tree ports are found where
 their builds put them (``make -C adapters/c``, ``cargo build --release`` and so on), and a port
 that is not built is ``None``, which the scripts report as absent. Request streams come from
-:class:`conformance.bench.Workload`, as ``snapkv-conformance bench`` sends them.
+:class:`conformance.tools.bench.Workload`, as ``snapkv-conformance bench`` sends them.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from conformance.bench import REFERENCE_ARGV  # noqa: E402
+from conformance.tools.bench import REFERENCE_ARGV  # noqa: E402
 
 PORTS = {
     "c": ROOT / "adapters" / "c" / "build" / "snapkv-adapter",

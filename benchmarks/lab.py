@@ -49,8 +49,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from conformance.outputs import write_output
-from conformance.policy import new_policy
+from conformance.policy.reference import new_policy
+from conformance.report.outputs import write_output
 
 #: A full attention row at step t: raw weights for positions 0..t-1 (t entries).
 Trace = Callable[[int], np.ndarray]
@@ -342,9 +342,9 @@ def phrase_part(steps: int, budgets: Sequence[int] = (256, 512, 1024)) -> dict[s
 def real_part(
     budgets: Sequence[int], nll_budgets: Sequence[int], max_tokens: int | None = None
 ) -> dict[str, Any]:
-    from conformance.record.model import encode, load_weights
-    from conformance.record.recorder import run_many
-    from conformance.record.texts import get_text
+    from conformance.tools.record.model import encode, load_weights
+    from conformance.tools.record.recorder import run_many
+    from conformance.tools.record.texts import get_text
 
     tokens = encode(get_text("alice").read())[:max_tokens]
     weights = load_weights()
@@ -562,7 +562,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if "phrase" in parts:
         results["phrase"] = phrase_part(steps, budgets=budgets)
     if "real" in parts and not args.skip_real:
-        from conformance.record import RecordSetupError, model_path, require_extras
+        from conformance.tools.record import RecordSetupError, model_path, require_extras
 
         try:
             require_extras()

@@ -19,11 +19,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from conformance import mutants, resources, triage  # noqa: E402
-from conformance.driver import InProcessAdapter  # noqa: E402
-from conformance.policy import SnapKV  # noqa: E402
-from conformance.runner import run_suite  # noqa: E402
-from conformance.vectors import load_suite  # noqa: E402
+from conformance import mutants  # noqa: E402
+from conformance.explain import triage  # noqa: E402
+from conformance.policy.reference import SnapKV  # noqa: E402
+from conformance.runner.run import run_suite  # noqa: E402
+from conformance.spec import resources  # noqa: E402
+from conformance.suite.vectors import load_suite  # noqa: E402
+from conformance.transport.session import InProcessAdapter  # noqa: E402
 from tests.heldout.ports import PORTS  # noqa: E402
 
 

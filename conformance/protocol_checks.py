@@ -25,8 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import pipes
-from conformance.transport import process
+from conformance.transport import pipes, process
 
 FORMAT = "snapkv-protocol-check/1"
 THEME = "protocol"
@@ -37,7 +36,7 @@ MAX_OUTPUT = 1 << 20
 STDERR_TAIL = 2000
 
 # Verdicts: the vector checker's, so reports and JUnit treat both alike.
-from conformance.checker import (  # noqa: E402
+from conformance.judge.checker import (  # noqa: E402
     CRASH,
     PASS,
     PROTOCOL_ERROR,
@@ -609,7 +608,7 @@ class DesignError(Exception):
 
 def reference_answers(data: bytes) -> list[bytes]:
     """What the reference adapter answers to ``data``, line by line."""
-    from conformance.server import serve
+    from conformance.adapter.server import serve
 
     out = io.BytesIO()
     serve(io.BytesIO(data), out)
@@ -705,7 +704,7 @@ def check_files(checks: Sequence[ProtocolCheck]) -> dict[str, str]:
 def load_check(path: str | Path) -> ProtocolCheck:
     """Read one check file; raise :class:`CheckError` naming the file, and for a file the
     schema refuses the JSON pointer and the reason, as ``validate`` would."""
-    from conformance.schemas import schema_problems
+    from conformance.spec.schemas import schema_problems
 
     path = Path(path)
     try:
@@ -724,7 +723,7 @@ def _refuse_constant(name: str) -> Any:
 def check_problems(data: Any, path: str | Path | None) -> list[str]:
     """Schema problems, then the rules the schema cannot state: the id matches the path, the
     expectations are the reference's answers."""
-    from conformance.schemas import schema_problems
+    from conformance.spec.schemas import schema_problems
 
     problems = [
         f"{error.pointer or '/'}: {error.reason}"
@@ -1069,7 +1068,7 @@ def run_check(
 
 def load_checks(paths: Sequence[str | Path]) -> list[ProtocolCheck]:
     """Every protocol check named or found under ``paths`` (vectors are skipped), by id."""
-    from conformance.stream import plan_suite
+    from conformance.suite.stream import plan_suite
 
     return [load_check(entry.path) for entry in plan_suite(paths).checks]
 
@@ -1088,13 +1087,13 @@ def run_checks(
     progress: Callable[[Any, int, int], None] | None = None,
 ) -> list[Any]:
     """Run every check in its own session and return one
-    :class:`~conformance.checker.VectorResult` per check, in the order given.
+    :class:`~conformance.judge.checker.VectorResult` per check, in the order given.
 
     ``progress(result, done, total)`` is called as each check is judged (in the order they
-    finish), from one thread at a time, as :func:`conformance.runner.run_suite` calls it."""
+    finish), from one thread at a time, as :func:`conformance.runner.run.run_suite` calls it."""
     from concurrent.futures import ThreadPoolExecutor
 
-    from conformance.checker import VectorResult
+    from conformance.judge.checker import VectorResult
 
     lock = threading.Lock()
     done = 0

@@ -10,7 +10,7 @@ checker's verdict.
 
 One adapter process per session, or per worker under pytest-xdist (each worker process loads
 the plugin and collects the same items), started when the first vector runs and closed when
-the session ends; it is driven by :class:`conformance.runner.VectorRunner`, so restarts after
+the session ends; it is driven by :class:`conformance.runner.run.VectorRunner`, so restarts after
 a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
 """
 
@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.checker import VectorResult
-    from conformance.runner import VectorRunner
-    from conformance.vectors import Vector
+    from conformance.judge.checker import VectorResult
+    from conformance.runner.run import VectorRunner
+    from conformance.suite.vectors import Vector
 
 #: The name of the collector that holds the vector items (the first part of their node ids).
 COLLECTOR = "snapkv"
@@ -98,7 +98,7 @@ class SnapKVSession:
         """
         report = yield
         if isinstance(collector, pytest.Session) and report.passed:
-            from conformance.commands._options import load_vectors
+            from conformance.cli.commands._options import load_vectors
 
             try:
                 vectors = load_vectors(self.paths)
@@ -116,8 +116,8 @@ class SnapKVSession:
 
     def run(self, vector: Vector) -> VectorResult:
         """Run one vector on this process's adapter, starting it on first use."""
-        from conformance.driver import AdapterProcess, AdapterStartError
-        from conformance.runner import VectorRunner
+        from conformance.runner.run import VectorRunner
+        from conformance.transport.session import AdapterProcess, AdapterStartError
 
         if self._start_error is not None:
             raise AdapterNotStarted(self._start_error)
@@ -153,13 +153,13 @@ class SnapKVSession:
         results = [result for _, result in self.results]
         vectors = [vector for vector, _ in self.results]
         if self._worker_results:  # under pytest-xdist the vectors ran in the workers
-            from conformance.commands._options import load_vectors
+            from conformance.cli.commands._options import load_vectors
 
             results = [_result_from_wire(data) for data in self._worker_results]
             ran = {result.vector_id for result in results}
             vectors = [vector for vector in load_vectors(self.paths) if vector.id in ran]
         if any(not result.passed for result in results):
-            from conformance.triage import triage
+            from conformance.explain.triage import triage
 
             found = triage(vectors, results)
             terminalreporter.section("snapkv triage")
@@ -197,7 +197,7 @@ def _result_to_wire(result: VectorResult) -> str:
 def _result_from_wire(text: str) -> VectorResult:
     import json
 
-    from conformance.checker import VectorResult
+    from conformance.judge.checker import VectorResult
 
     data = json.loads(text)
     # The triage compares the answers' outcomes as tuples: JSON gave lists.
@@ -251,7 +251,7 @@ class VectorItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, VectorFailed):
-            from conformance.report import format_result
+            from conformance.report.terminal import format_result
 
             return format_result(excinfo.value.result)
         if isinstance(excinfo.value, AdapterNotStarted):

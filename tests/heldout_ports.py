@@ -17,8 +17,8 @@ import numpy as np
 # Run as a script from anywhere: make the checkout importable without installing it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from conformance.policy import SnapKV
-from conformance.server import main
+from conformance.adapter.server import main
+from conformance.policy.reference import SnapKV
 
 
 class ArgsortSelection(SnapKV):

@@ -1,6 +1,6 @@
 """The reference adapter speaks protocol v1 (SPEC.md §3), in-process and over real pipes.
 
-In-process tests drive :func:`conformance.server.serve` on byte streams; the rest start
+In-process tests drive :func:`conformance.adapter.server.serve` on byte streams; the rest start
 ``python -m conformance adapter`` and talk to it through its stdin/stdout, with a writer thread
 so that a full pipe can never deadlock the test, and a timeout on every wait. Expected victims
 and scores come from the reference policy itself, replayed in-process.
@@ -21,8 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance.policy import SnapKV
-from conformance.server import Session, serve
+from conformance.adapter.server import Session, serve
+from conformance.policy.reference import SnapKV
 
 TIMEOUT = 60.0  # seconds; generous for a shared machine, but every wait is bounded
 PARAMS = {"budget": 3, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
@@ -527,7 +527,7 @@ HOSTILE_LINES = [
 
 
 def _strict_answers(lines: list[bytes]) -> list[bytes]:
-    from conformance import server
+    from conformance.adapter import server
 
     session = Session()
     answers = []
@@ -545,7 +545,7 @@ def _strict_answers(lines: list[bytes]) -> list[bytes]:
 
 
 def _fast_answers(lines: list[bytes]) -> list[bytes]:
-    from conformance import server
+    from conformance.adapter import server
 
     session = Session()
     return [server.encode(session.handle_line(line)) for line in lines]
@@ -559,7 +559,7 @@ NEW_LINE = (
 
 @pytest.mark.parametrize("line", HOSTILE_LINES)
 def test_the_fast_path_answers_every_hostile_line_as_the_strict_codec(line: bytes) -> None:
-    from conformance import server
+    from conformance.adapter import server
 
     assert server._orjson is not None, "orjson is installed with the kit"
     lines = [NEW_LINE, b'{"id":5,"op":"step","pos":0,"attn":[]}', line]
@@ -634,8 +634,8 @@ json_scalars = st.one_of(
 def test_the_server_writes_a_decode_loop_s_answers_as_the_encoder_does(
     request_id, ok, victims, ok_first
 ) -> None:
-    from conformance.protocol import encode
-    from conformance.server import _encode_answer
+    from conformance.adapter.server import _encode_answer
+    from conformance.spec.protocol import encode
 
     answer = {"ok": ok, "id": request_id} if ok_first else {"id": request_id, "ok": ok}
     if victims is not None:

@@ -8,7 +8,7 @@ import shlex
 import subprocess
 import sys
 
-from conformance import bench
+from conformance.tools import bench
 
 REFERENCE = shlex.join(bench.REFERENCE_ARGV)
 

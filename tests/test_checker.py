@@ -11,12 +11,14 @@ from typing import Any
 
 import pytest
 
-from conformance import checker, diagnosis, mutants
-from conformance.driver import AdapterFailure, InProcessAdapter
-from conformance.policy import SnapKV, float32_literal
-from conformance.server import Session
-from conformance.text import catches_of
-from conformance.vectors import Vector
+from conformance import mutants
+from conformance.adapter.server import Session
+from conformance.explain import diagnosis
+from conformance.judge import checker
+from conformance.policy.reference import SnapKV, float32_literal
+from conformance.spec.text import catches_of
+from conformance.suite.vectors import Vector
+from conformance.transport.session import AdapterFailure, InProcessAdapter
 from tests.support.runner_support import params, reference_vector, workload
 
 

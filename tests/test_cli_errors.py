@@ -23,9 +23,13 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli, fuzz, generator, outputs, report, runner
-from conformance.commands import _options
-from conformance.driver import AdapterStartError, InProcessAdapter, parse_handshake
+from conformance import cli
+from conformance.cli.commands import _options
+from conformance.report import outputs, terminal
+from conformance.runner import run
+from conformance.tools import fuzz
+from conformance.tools.generate import generator
+from conformance.transport.session import AdapterStartError, InProcessAdapter, parse_handshake
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -82,7 +86,7 @@ def stuck_adapter(tmp_path: Path) -> tuple[list[str], Path]:
             f"""
             import json, os, signal, sys, time
             sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-            from conformance.server import Session, encode
+            from conformance.adapter.server import Session, encode
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             session = Session()
             def mark(state):
@@ -160,25 +164,25 @@ def test_interrupting_fuzz_kills_the_adapter_without_a_traceback(tmp_path):
 
 
 def test_an_unexpected_error_while_starting_is_raised_in_the_caller(suite_dir):
-    from conformance.vectors import load_suite
+    from conformance.suite.vectors import load_suite
 
     class Broken(InProcessAdapter):
         def start(self):
             raise RuntimeError("bug in an adapter class")
 
     with pytest.raises(RuntimeError, match="bug in an adapter class"):
-        runner.run_suite(load_suite([suite_dir]), adapter_factory=Broken)
+        run.run_suite(load_suite([suite_dir]), adapter_factory=Broken)
 
 
 def test_an_unexpected_error_in_a_worker_is_raised_in_the_caller(suite_dir):
-    from conformance.vectors import load_suite
+    from conformance.suite.vectors import load_suite
 
     class Broken(InProcessAdapter):
         def receive(self, ticket):
             raise RuntimeError("bug while receiving")
 
     with pytest.raises(RuntimeError, match="bug while receiving"):
-        runner.run_suite(load_suite([suite_dir]), adapter_factory=Broken)
+        run.run_suite(load_suite([suite_dir]), adapter_factory=Broken)
 
 
 # -- adapters that are not adapters ------------------------------------------------------------
@@ -228,7 +232,7 @@ def test_run_writes_every_output_it_can_and_prints_the_results(
     def full_disk(path, *args):
         raise OSError(28, "No space left on device", str(path))
 
-    monkeypatch.setattr(report, "write_json_report", full_disk)
+    monkeypatch.setattr(terminal, "write_json_report", full_disk)
     junit = tmp_path / "new" / "dir" / "junit.xml"  # missing directories are created
     known = tmp_path / "known.txt"
     status = cli.main(
@@ -267,7 +271,7 @@ def test_matrix_checks_out_first_and_prints_the_summary_when_writing_fails(
     def full_disk(result, out):
         raise OSError(28, "No space left on device", str(out) + ".md")
 
-    monkeypatch.setattr("conformance.matrix.write_matrix", full_disk)
+    monkeypatch.setattr("conformance.tools.matrix.write_matrix", full_disk)
     assert (
         cli.main(["matrix", str(suite_dir), "--adapter", port, "--out", str(tmp_path / "m")]) == 2
     )
@@ -448,11 +452,11 @@ def test_progress_fits_the_terminal_of_its_own_stream():
     leader, follower = os.openpty()
     fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
     with open(follower, "w", encoding="utf-8") as stream:
-        assert report.terminal_width(stream) == 49
-        progress = report.ProgressLine(stream)
+        assert terminal.terminal_width(stream) == 49
+        progress = terminal.ProgressLine(stream)
         assert progress.enabled
         vector = plain_vector("a/very/long/vector/id/that/would/wrap/a/fifty/column/terminal")
-        from conformance.checker import PASS, VectorResult
+        from conformance.judge.checker import PASS, VectorResult
 
         progress(VectorResult(vector.id, PASS), 1, 2)
         stream.flush()

@@ -13,7 +13,9 @@ from typing import Any
 
 import pytest
 
-from conformance.driver import (
+from conformance.policy.reference import SnapKV
+from conformance.transport.process import STDERR_KEEP
+from conformance.transport.session import (
     AdapterFailure,
     AdapterProcess,
     AdapterStartError,
@@ -21,8 +23,6 @@ from conformance.driver import (
     Prepared,
     encode_body,
 )
-from conformance.policy import SnapKV
-from conformance.transport.process import STDERR_KEEP
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -375,7 +375,7 @@ def test_an_exception_in_process_is_a_crash():
 
 
 def test_the_stderr_tail_kept_is_bounded_whatever_the_lines():
-    from conformance.pipes import StderrTail
+    from conformance.transport.pipes import StderrTail
 
     tail = StderrTail(STDERR_KEEP)
     for _ in range(50):
@@ -392,7 +392,7 @@ def test_a_stderr_tail_taken_after_an_answer_holds_what_was_written_before_it() 
     import os
     import threading
 
-    from conformance import pipes
+    from conformance.transport import pipes
 
     for _ in range(50):
         read_end, write_end = os.pipe()

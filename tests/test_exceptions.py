@@ -6,13 +6,13 @@ import io
 
 import pytest
 
-from conformance import exceptions
-from conformance.driver import AdapterStartError
-from conformance.exceptions import EXIT_USAGE, KitError, print_error
-from conformance.generator import GenerationError
-from conformance.outputs import OutputError
-from conformance.suite_filter import KnownFailuresError
-from conformance.vectors import VectorError
+from conformance.report.outputs import OutputError
+from conformance.spec import errors
+from conformance.spec.errors import EXIT_USAGE, KitError, print_error
+from conformance.suite.discovery import KnownFailuresError
+from conformance.suite.vectors import VectorError
+from conformance.tools.generate.generator import GenerationError
+from conformance.transport.session import AdapterStartError
 
 
 @pytest.mark.parametrize(
@@ -20,7 +20,7 @@ from conformance.vectors import VectorError
 )
 def test_each_stage_error_is_a_kit_error_named_in_the_map(error):
     assert issubclass(error, KitError)
-    assert f":class:`{error.__module__}.{error.__name__}`" in exceptions.__doc__
+    assert f":class:`{error.__module__}.{error.__name__}`" in errors.__doc__
 
 
 def test_an_error_is_one_escaped_line_and_exit_2():

@@ -18,13 +18,15 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from conformance import checker, fuzz, validation
-from conformance.driver import AdapterProcess, InProcessAdapter
+from conformance.judge import checker
 from conformance.mutants import lookup
-from conformance.policy import SnapKV
-from conformance.runner import run_suite
-from conformance.scenarios import replay, scenarios
-from conformance.vectors import load_vector
+from conformance.policy.reference import SnapKV
+from conformance.runner.run import run_suite
+from conformance.suite import validation
+from conformance.suite.vectors import load_vector
+from conformance.tools import fuzz
+from conformance.tools.scenarios import replay, scenarios
+from conformance.transport.session import AdapterProcess, InProcessAdapter
 from tests.heldout_ports import ArgsortSelection
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 

@@ -11,11 +11,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance import cli, generator, outputs
-from conformance.builders import Builder, Draft, all_builders, params
-from conformance.builders import findings as findings_module
-from conformance.builders.randomized import random_vector
-from conformance.generator import (
+from conformance import cli
+from conformance.report import outputs
+from conformance.spec.resources import suite_dir
+from conformance.suite.validation import check_document
+from conformance.suite.vectors import dumps_vector
+from conformance.tools.generate import generator
+from conformance.tools.generate.builders import Builder, Draft, all_builders, params
+from conformance.tools.generate.builders import findings as findings_module
+from conformance.tools.generate.builders.randomized import random_vector
+from conformance.tools.generate.generator import (
     GenerationError,
     build_suite,
     diff_suite,
@@ -23,9 +28,6 @@ from conformance.generator import (
     realize,
     write_suite,
 )
-from conformance.resources import suite_dir
-from conformance.validation import check_document
-from conformance.vectors import dumps_vector
 
 
 @pytest.fixture(scope="module")

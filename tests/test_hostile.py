@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conformance import protocol_checks as pc
-from conformance.resources import suite_dir
+from conformance.spec.resources import suite_dir
 from tests.support.runner_support import REFERENCE_ARGV
 
 CHECKS = {check.id: check for check in pc.load_checks([suite_dir()])}
@@ -66,7 +66,7 @@ def gone(pid: int, within: float = 5.0) -> bool:
 SERVE = f"""
 import sys
 sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
-from conformance.server import Session, encode
+from conformance.adapter.server import Session, encode
 session = Session()
 def serve():
     for line in sys.stdin.buffer:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.record import RecordSetupError, model_path, require_extras
+from conformance.tools.record import RecordSetupError, model_path, require_extras
 
 LAB = Path(__file__).resolve().parents[1] / "benchmarks" / "lab.py"
 

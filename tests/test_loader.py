@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from conformance import wire
-from conformance.protocol import decode, encode_body
-from conformance.schemas import schema_problems, schema_validator
-from conformance.validation import check_file
-from conformance.vectors import (
+from conformance.spec.protocol import decode, encode_body
+from conformance.spec.schemas import schema_problems, schema_validator
+from conformance.suite import wire
+from conformance.suite.validation import check_file
+from conformance.suite.vectors import (
     Vector,
     VectorError,
     dumps_vector,
@@ -275,7 +275,7 @@ def test_run_refuses_a_schema_invalid_vector_in_one_line_before_sending_anything
 
 
 def test_validate_counts_a_file_named_twice_once_and_flags_a_copy(tmp_path):
-    from conformance.validation import validate_paths
+    from conformance.suite.validation import validate_paths
 
     suite = write_suite(tmp_path / "s", [sample("a/one")])
     one = suite / "a" / "one.json"

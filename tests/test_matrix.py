@@ -12,8 +12,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from conformance import matrix
-from conformance.vectors import load_suite
+from conformance.suite.vectors import load_suite
+from conformance.tools import matrix
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -111,7 +111,7 @@ def test_everything_from_the_ports_is_escaped(suite, tmp_path):
         textwrap.dedent(
             """
             import sys
-            from conformance.server import serve
+            from conformance.adapter.server import serve
             name = {"name": "<script>alert('x')</script>", "language": "a|b", "version": "1&2"}
             sys.exit(serve(sys.stdin.buffer, sys.stdout.buffer, implementation=name))
             """

@@ -20,11 +20,11 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from conformance.adapter.replay import replay
 from conformance.mutants import CATALOGUE, EQUIVALENT, FAMILIES, lookup, names
 from conformance.mutants._base import outcome
-from conformance.policy import SnapKV, new_policy
-from conformance.replay import replay
-from conformance.scenarios import Scenario, scenarios
+from conformance.policy.reference import SnapKV, new_policy
+from conformance.tools.scenarios import Scenario, scenarios
 from tests.test_policy_suite import expected_outcomes
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -212,8 +212,8 @@ def test_an_argued_equivalent_mistake_answers_every_scenario_like_the_reference(
 
 def test_no_vector_sends_an_integral_value_written_as_a_float():
     """The argument for integral-float-params-accepted: no vector exercises the latitude."""
-    from conformance import resources
-    from conformance.vectors import load_suite
+    from conformance.spec import resources
+    from conformance.suite.vectors import load_suite
 
     for vector in load_suite([resources.suite_dir()]):
         for call in vector.calls:
@@ -269,8 +269,8 @@ def test_adapter_refuses_an_unknown_mutant_with_the_list_of_names():
 @pytest.fixture(scope="module")
 def witness_suite():
     """Every witness as a vector, expectations filled in by the reference."""
-    from conformance.builders.mutant_traps import trap
-    from conformance.generator import realize
+    from conformance.tools.generate.builders.mutant_traps import trap
+    from conformance.tools.generate.generator import realize
 
     return [realize(trap(mutant, ("ties",))) for mutant in CATALOGUE]
 
@@ -290,7 +290,7 @@ def test_each_witness_vector_kills_its_mutant_through_the_checker(witness_suite)
 
 
 def test_the_reference_passes_every_witness_vector(witness_suite):
-    from conformance.checker import judge
+    from conformance.judge.checker import judge
 
     for vector in witness_suite:
         answers = replay([call.request for call in vector.calls], new_policy)
@@ -298,7 +298,7 @@ def test_the_reference_passes_every_witness_vector(witness_suite):
 
 
 def test_the_runner_fails_a_mutant_served_by_a_real_adapter_process(witness_suite, tmp_path):
-    from conformance.vectors import dumps_vector
+    from conformance.suite.vectors import dumps_vector
 
     chosen = ("ties-to-higher-position", "running-sum", "null-advances-ring")
     for vector in witness_suite:
@@ -325,9 +325,9 @@ def test_the_runner_fails_a_mutant_served_by_a_real_adapter_process(witness_suit
 @pytest.fixture(scope="module")
 def suite_matrix():
     """The kill matrix of the whole catalogue over the committed suite (computed once)."""
-    from conformance import resources
     from conformance.mutants.killing import kill_matrix
-    from conformance.vectors import load_suite
+    from conformance.spec import resources
+    from conformance.suite.vectors import load_suite
 
     return kill_matrix(load_suite([resources.suite_dir()]), CATALOGUE)
 
@@ -353,7 +353,7 @@ def test_every_mutant_is_killed_by_a_vector_whose_description_names_the_mistake(
 
 def test_every_trap_is_needed(suite_matrix):
     """A trap whose mutant another vector already kills and names only repeats that vector."""
-    from conformance.builders.mutant_traps import TRAPPED
+    from conformance.tools.generate.builders.mutant_traps import TRAPPED
 
     for row in suite_matrix.rows:
         if row.mutant.name in TRAPPED:
@@ -364,7 +364,7 @@ def test_every_trap_is_needed(suite_matrix):
 def test_readme_tables_match_the_kill_matrix(suite_matrix):
     from pathlib import Path
 
-    from conformance.commands.mutants import format_markdown, readme_block
+    from conformance.cli.commands.mutants import format_markdown, readme_block
 
     readme = Path(__file__).resolve().parent.parent / "README.md"
     block = readme_block(readme.read_text(encoding="utf-8"))
@@ -377,7 +377,7 @@ def test_readme_tables_match_the_kill_matrix(suite_matrix):
 def test_mutants_command_exit_statuses(tmp_path, witness_suite):
     """0 when all are killed, 1 when one survives, 2 for vectors that cannot be loaded."""
     from conformance.cli import main
-    from conformance.vectors import dumps_vector
+    from conformance.suite.vectors import dumps_vector
 
     suite = tmp_path / "suite"
     suite.mkdir()

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import outputs
-from conformance.outputs import GuardedStream, OutputError, write_output
+from conformance.report import outputs
+from conformance.report.outputs import GuardedStream, OutputError, write_output
 
 
 def test_a_new_file_is_created_with_its_parents_and_the_usual_mode(tmp_path):
@@ -148,7 +148,7 @@ def test_dev_stdout_appends_to_a_redirected_file(tmp_path):
 
     out = tmp_path / "out.txt"
     script = (
-        "import sys; from conformance.outputs import write_output; "
+        "import sys; from conformance.report.outputs import write_output; "
         "print('before', flush=True); write_output('/dev/stdout', b'report\\n'); print('after')"
     )
     with open(out, "w") as stream:

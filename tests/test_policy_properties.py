@@ -6,7 +6,7 @@ several steps between evictions, ``scores`` and refused calls of every kind mixe
 every call the two must agree bit for bit (victims, kept positions, sums, pooled scores, the
 ring cursor), a refused call must raise the same kind in both and change nothing, and every
 eviction must satisfy the invariants a checker would judge it by. Every test runs on the
-readable reference (:class:`conformance.policy.SnapKV`) and on the fast path
+readable reference (:class:`conformance.policy.reference.SnapKV`) and on the fast path
 (``new_policy(..., fast=True)``); agreeing with the oracle bit for bit, both agree with each
 other, and ``test_fast_path_equals_the_reference_on_huge_params_and_long_runs`` compares them
 directly where the oracle would be slow.
@@ -22,7 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.policy import SnapKV, new_policy
+from conformance.policy.reference import SnapKV, new_policy
 from tests.support.oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
 IMPLEMENTATIONS = pytest.mark.parametrize("fast", [False, True], ids=["reference", "fast"])

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, PolicyError, SnapKV
+from conformance.policy.reference import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, PolicyError, SnapKV
 from tests.support.oracles import OracleError, OracleSnapKV, apply, float_bits, params_dict
 
 BASE = params_dict(4, 1, 4, 3)

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from conformance import resources
+from conformance.adapter.replay import replay
 from conformance.mutants._base import outcome
-from conformance.policy import fast_policy, new_policy
-from conformance.replay import replay
-from conformance.vectors import Vector, load_suite
+from conformance.policy.reference import fast_policy, new_policy
+from conformance.spec import resources
+from conformance.suite.vectors import Vector, load_suite
 
 SUITE = load_suite([resources.suite_dir()])
 

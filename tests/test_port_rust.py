@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.server import Session
+from conformance.adapter.server import Session
 from tests.support.port_differential import (
     INT31,
     ScenarioBuilder,

@@ -9,9 +9,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conformance import protocol
-from conformance.policy import SnapKV
-from conformance.protocol import (
+from conformance.adapter.server import Session, capabilities_of
+from conformance.policy.reference import SnapKV
+from conformance.spec import protocol
+from conformance.spec.protocol import (
     MAX_DEPTH,
     BadRequest,
     DecodeError,
@@ -22,7 +23,6 @@ from conformance.protocol import (
     request_to_json,
     validate_message,
 )
-from conformance.server import Session, capabilities_of
 
 # -- the codec ------------------------------------------------------------------------------------
 

@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from conformance import protocol_checks as pc
-from conformance.resources import suite_dir
-from conformance.server import Session
+from conformance.adapter.server import Session
+from conformance.spec.resources import suite_dir
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "lax_adapters"))
@@ -100,8 +100,8 @@ def test_validation_refuses_schema_faults_and_a_path_that_is_not_the_id():
 
 
 def test_validate_and_the_vector_loader_tell_checks_from_vectors(tmp_path):
-    from conformance.validation import check_file, validate_paths
-    from conformance.vectors import load_suite
+    from conformance.suite.validation import check_file, validate_paths
+    from conformance.suite.vectors import load_suite
 
     path = tmp_path / "protocol" / "crlf.json"
     path.parent.mkdir()

@@ -110,7 +110,7 @@ def test_xdist_one_adapter_per_worker_closed_at_the_end(pytester, suite):
         textwrap.dedent(
             f"""
             import os, sys
-            from conformance.server import serve
+            from conformance.adapter.server import serve
             with open({str(log)!r}, "a") as out:
                 out.write(f"start {{os.getpid()}}\\n")
             status = serve(sys.stdin.buffer, sys.stdout.buffer)

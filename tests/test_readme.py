@@ -10,9 +10,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conformance import mutants, resources
-from conformance.generator import is_recorded
-from conformance.stream import plan_suite
+from conformance import mutants
+from conformance.spec import resources
+from conformance.suite.stream import plan_suite
+from conformance.tools.generate.generator import is_recorded
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 

@@ -13,13 +13,13 @@ import numpy as np
 import pytest
 
 from conformance import cli
-from conformance.generator import diff_suite, existing_vector_files, is_recorded
-from conformance.policy import new_policy
-from conformance.record import RecordSetupError, model_path, require_extras
-from conformance.record import model as model_module
-from conformance.record.texts import TEXTS, get_text
-from conformance.resources import suite_dir
-from conformance.vectors import load_suite
+from conformance.policy.reference import new_policy
+from conformance.spec.resources import suite_dir
+from conformance.suite.vectors import load_suite
+from conformance.tools.generate.generator import diff_suite, existing_vector_files, is_recorded
+from conformance.tools.record import RecordSetupError, model_path, require_extras
+from conformance.tools.record import model as model_module
+from conformance.tools.record.texts import TEXTS, get_text
 
 PARAMS = {"budget": 16, "recentWindow": 4, "obsWindow": 4, "poolKernel": 3}
 SHORT = 56  # tokens decoded with eviction in the loop: 40 evictions at budget 16
@@ -43,14 +43,14 @@ def tokens() -> list[int]:
 
 @pytest.fixture(scope="module")
 def evicted(tokens):
-    from conformance.record.recorder import run
+    from conformance.tools.record.recorder import run
 
     return run(tokens[:SHORT], new_policy(PARAMS))
 
 
 def test_the_model_predicts_the_text_far_above_chance(tokens):
     """Greedy next-token agreement with the full cache: chance is 1 in 49,152."""
-    from conformance.record.recorder import run
+    from conformance.tools.record.recorder import run
 
     count = 64
     full = run(tokens[:count], None)
@@ -86,7 +86,7 @@ def test_rows_are_distributions_over_the_kept_positions(evicted):
 
 
 def test_recording_is_deterministic(tokens, evicted):
-    from conformance.record.recorder import run
+    from conformance.tools.record.recorder import run
 
     again = run(tokens[:SHORT], new_policy(PARAMS))
     assert again.victims == evicted.victims
@@ -120,7 +120,7 @@ def test_record_command_writes_a_vector_that_validates(tokens, tmp_path, capsys)
 def test_missing_model_is_one_line_naming_the_install_command(monkeypatch, tmp_path, capsys):
     # The extra's check comes first (without gguf the kit says that instead); pass it, so
     # that this test pins the model's message with or without the extra installed.
-    monkeypatch.setattr("conformance.record.require_extras", lambda: None)
+    monkeypatch.setattr("conformance.tools.record.require_extras", lambda: None)
     monkeypatch.setattr(model_module, "MODEL_PACKAGE", "no_such_model_package_here")
     code = cli.main(["record", "--id", "real/x", "--out", str(tmp_path / "x.json")])
     err = capsys.readouterr().err
@@ -172,7 +172,7 @@ def test_committed_real_vectors_are_recorded_not_generated():
 
 
 def test_generate_keeps_recorded_vectors(tmp_path):
-    from conformance.generator import write_suite
+    from conformance.tools.generate.generator import write_suite
 
     suite = tmp_path / "vectors"
     recorded = suite / "real" / "kept.json"
@@ -215,7 +215,7 @@ def test_a_model_file_that_is_not_one_is_one_line_naming_the_reinstall(
     bad = tmp_path / "model.gguf"
     bad.write_bytes(content)
     monkeypatch.setattr(model_module, "model_path", lambda: bad)
-    monkeypatch.setattr("conformance.record.model_path", lambda: bad)
+    monkeypatch.setattr("conformance.tools.record.model_path", lambda: bad)
     model_module.load_tokenizer.cache_clear()
     model_module.load_weights.cache_clear()
     try:

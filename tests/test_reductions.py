@@ -16,7 +16,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conformance.policy import SnapKV
+from conformance.policy.reference import SnapKV
 from tests.support.oracles import MAX_INT31, H2OOracle, ScorePolicyOracle, TovaOracle, params_dict
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

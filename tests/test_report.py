@@ -12,10 +12,12 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from conformance import checker, report, resources
 from conformance.cli import main
-from conformance.driver import Handshake
-from conformance.runner import RunResult
+from conformance.judge import checker
+from conformance.report import terminal
+from conformance.runner.run import RunResult
+from conformance.spec import resources
+from conformance.transport.session import Handshake
 from tests.support.runner_support import (
     broken,
     params,
@@ -299,7 +301,7 @@ def test_junit_survives_control_characters_in_stderr():
         message="died \x07",
         stderr_tail="\x00\x1b[31m",
     )
-    root = ET.fromstring(report.junit_xml(synthetic_run([result])))
+    root = ET.fromstring(terminal.junit_xml(synthetic_run([result])))
     assert root.find("testsuite/testcase/system-err").text == "\\x00\\e[31m"
     assert root.find("testsuite/testcase/error").get("message").endswith("died \\x07")
 
@@ -308,7 +310,7 @@ def test_known_failures_are_skipped_in_junit():
     result = checker.VectorResult(
         "x/y", checker.WRONG_VICTIMS, 3, "evict", "wrong", [1], [2], known_failure=True
     )
-    root = ET.fromstring(report.junit_xml(synthetic_run([result])))
+    root = ET.fromstring(terminal.junit_xml(synthetic_run([result])))
     assert root.find("testsuite").get("skipped") == "1"
     skipped = root.find("testsuite/testcase/skipped")
     assert skipped.attrib == {"message": "x/y: call 3 (evict): wrong-victims: wrong"}
@@ -323,7 +325,7 @@ def test_report_of_a_synthetic_run_validates():
         ),
         checker.VectorResult("d", checker.CRASH, message="not run", exit_status=-9),
     ]
-    document = report.json_report(synthetic_run(results))
+    document = terminal.json_report(synthetic_run(results))
     validate(document)
     assert document["summary"]["failed"] == 3
 
@@ -338,12 +340,12 @@ class FakeTerminal(io.StringIO):
 
 def test_progress_only_on_a_terminal():
     quiet = io.StringIO()
-    progress = report.ProgressLine(quiet)
+    progress = terminal.ProgressLine(quiet)
     progress(checker.VectorResult("a", checker.PASS), 1, 2)
     progress.finish()
     assert quiet.getvalue() == ""
     tty = FakeTerminal()
-    progress = report.ProgressLine(tty, interval=0.0)
+    progress = terminal.ProgressLine(tty, interval=0.0)
     progress(checker.VectorResult("a", checker.PASS), 1, 2)
     progress(checker.VectorResult("b", checker.CRASH, message="x"), 2, 2)
     assert "\r[1/2] 1 passed, 0 failed  a" in tty.getvalue()
@@ -359,7 +361,7 @@ def test_summary_last_line_is_exact_with_warnings_after_details():
     ]
     run = synthetic_run(results)
     run.warnings = ["the adapter did not exit within 1 s after bye; killed it"]
-    text = report.format_summary(run)
+    text = terminal.format_summary(run)
     assert text.splitlines()[-1] == "1 passed, 1 failed"
     assert "warning: the adapter did not exit" in text
     assert text.startswith("FAIL b: call 3 (evict): wrong-victims: m\n    expected: [1]\n")
@@ -446,10 +448,10 @@ def test_control_characters_in_ids_and_messages_are_shown_escaped():
     ]
     run = synthetic_run(results)
     run.warnings = ["adapter said \x1b]0;x\x07"]
-    text = report.format_summary(run)
+    text = terminal.format_summary(run)
     assert "\x1b" not in text and "\x00" not in text and "\x07" not in text
     assert text.startswith("FAIL a/\\e[2Jb\\x00: call 3 (evict): wrong-victims: m\\e\n")
-    progress = report.ProgressLine(FakeTerminal(), interval=0.0)
+    progress = terminal.ProgressLine(FakeTerminal(), interval=0.0)
     progress(results[0], 1, 1)
     assert "\x1b" not in progress.stream.getvalue()
 
@@ -506,7 +508,7 @@ def test_junit_fits_jenkins_junit_10_xsd():
     ]
     run = synthetic_run(results)
     run.duration = 1234.56789
-    root = ET.fromstring(report.junit_xml(run))
+    root = ET.fromstring(terminal.junit_xml(run))
     assert root.tag == "testsuites"
     for element in root.iter():
         assert set(element.attrib) <= JUNIT_ATTRIBUTES[element.tag], element.tag
@@ -525,7 +527,7 @@ def test_junit_fits_jenkins_junit_10_xsd():
 
 def test_junit_leaves_out_empty_properties():
     run = RunResult(results=[checker.VectorResult("a", checker.PASS)], handshake=None)
-    suite = ET.fromstring(report.junit_xml(run)).find("testsuite")
+    suite = ET.fromstring(terminal.junit_xml(run)).find("testsuite")
     assert suite.find("properties") is None
 
 
@@ -545,15 +547,15 @@ def test_outputs_write_through_links_and_devices(capsys, suite_dir, tmp_path):
 
 def test_a_status_line_is_escaped_cut_to_the_terminal_and_erased():
     tty = FakeTerminal()
-    line = report.StatusLine(tty)
+    line = terminal.StatusLine(tty)
     line.show("mutant \x1b[2J" + "x" * 500)
     shown = tty.getvalue()
     assert "\x1b" not in shown and shown.startswith("\rmutant \\e[2J")
-    assert len(shown) == 1 + report.terminal_width(tty)
+    assert len(shown) == 1 + terminal.terminal_width(tty)
     line.finish()
     assert tty.getvalue().endswith("\r")
     quiet = io.StringIO()
-    report.StatusLine(quiet).show("nothing")
+    terminal.StatusLine(quiet).show("nothing")
     assert quiet.getvalue() == ""
 
 
@@ -566,9 +568,9 @@ def test_count_progress_is_a_line_every_few_seconds_off_a_terminal(monkeypatch):
     """In CI or a pipe long work still shows it moves: a plain line at most every ``every``
     seconds (and at the end) with done, total, rate and time left."""
     clock = iter([0.0, 1.0, 2.0, 6.0, 7.0, 12.0])
-    monkeypatch.setattr(report.time, "monotonic", lambda: next(clock))
+    monkeypatch.setattr(terminal.time, "monotonic", lambda: next(clock))
     stream = io.StringIO()
-    progress = report.CountProgress("record", "tokens", 10, stream, every=5.0)
+    progress = terminal.CountProgress("record", "tokens", 10, stream, every=5.0)
     for done in (1, 2, 6, 7, 10):
         progress(done)
     lines = stream.getvalue().splitlines()
@@ -579,9 +581,9 @@ def test_count_progress_is_a_line_every_few_seconds_off_a_terminal(monkeypatch):
 
 
 def test_count_progress_is_a_bar_on_a_terminal(monkeypatch):
-    monkeypatch.setattr(report, "terminal_width", lambda stream: 79)
+    monkeypatch.setattr(terminal, "terminal_width", lambda stream: 79)
     stream = _Terminal()
-    progress = report.CountProgress("record", "tokens", 4, stream)
+    progress = terminal.CountProgress("record", "tokens", 4, stream)
     progress(1)
     progress.finish()
     shown = stream.getvalue()

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance import cli, resources
+from conformance import cli
+from conformance.spec import resources
 
 
 def fake_installed_package(root: Path) -> Path:

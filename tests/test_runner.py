@@ -17,9 +17,13 @@ import time
 
 import pytest
 
-from conformance import checker, mutants, runner, suite_filter, window, wire
-from conformance.driver import AdapterProcess, AdapterStartError, InProcessAdapter
-from conformance.vectors import Call, Vector, dumps_vector
+from conformance import mutants
+from conformance.judge import checker
+from conformance.runner import run as runner
+from conformance.runner import window
+from conformance.suite import discovery, wire
+from conformance.suite.vectors import Call, Vector, dumps_vector
+from conformance.transport.session import AdapterProcess, AdapterStartError, InProcessAdapter
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -216,11 +220,15 @@ def test_a_crash_while_a_child_holds_stdout_is_a_crash_with_its_status(tmp_path)
     assert gone(pid_in(record))
 
 
-def test_a_descendant_that_called_setsid_is_killed_and_the_crash_is_a_crash(tmp_path):
+@pytest.mark.parametrize(
+    "adapter", ["setsid_child_holds_stdout", "setsid_child_without_environment"]
+)
+def test_a_descendant_that_called_setsid_is_killed_and_the_crash_is_a_crash(adapter, tmp_path):
     """SPEC.md §3.2: what the adapter started does not outlive it, even a descendant that left
-    its process group; while that one held stdout, the adapter's exit 3 is still a crash."""
+    its process group (and even one that cleared its environment, found as a holder of the
+    adapter's stdout); while that one held stdout, the adapter's exit 3 is still a crash."""
     record = tmp_path / "child"
-    result = run([*broken("setsid_child_holds_stdout"), str(record)], timeout=30.0)
+    result = run([*broken(adapter), str(record)], timeout=30.0)
     assert verdicts(result)["faults/trigger"] == checker.CRASH
     assert result.results[1].exit_status == 3, result.results[1].message
     assert result.duration < 25.0  # not a wait for the 30 s timeout
@@ -364,12 +372,12 @@ def test_an_interrupt_while_workers_start_kills_every_adapter(monkeypatch):
 
 def test_shards_partition_the_suite_deterministically():
     vectors = many(10)[::-1]
-    shards = [suite_filter.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    shards = [discovery.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
     ids = sorted(v.id for v in vectors)
     assert [v.id for v in shards[0]] == [ids[9], ids[6], ids[3], ids[0]]  # given order kept
     assert sorted(v.id for shard in shards for v in shard) == ids
-    assert shards == [suite_filter.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
-    assert suite_filter.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
+    assert shards == [discovery.shard_vectors(vectors, (i, 3)) for i in (1, 2, 3)]
+    assert discovery.shard_vectors(vectors, (4, 20)) == [v for v in vectors if v.id == ids[3]]
 
 
 def test_run_suite_applies_the_shard_and_reports_it():
@@ -382,11 +390,11 @@ def test_run_suite_applies_the_shard_and_reports_it():
 @pytest.mark.parametrize("text", ["0/3", "4/3", "1/0", "x/2", "1", "1/2/3", ""])
 def test_bad_shards_are_refused(text):
     with pytest.raises(ValueError, match="shard"):
-        suite_filter.parse_shard(text)
+        discovery.parse_shard(text)
 
 
 def test_parse_shard():
-    assert suite_filter.parse_shard("3/4") == (3, 4)
+    assert discovery.parse_shard("3/4") == (3, 4)
 
 
 @pytest.mark.parametrize(
@@ -403,7 +411,7 @@ def test_parse_shard():
 )
 def test_k_is_a_substring_or_a_glob(patterns, expected):
     vectors = [Vector(f"many/v{i:02d}", "", (), {}, 0, ()) for i in (0, 1, 2, 10, 11)]
-    assert [v.id for v in suite_filter.select(vectors, patterns)] == expected
+    assert [v.id for v in discovery.select(vectors, patterns)] == expected
 
 
 # -- known failures -------------------------------------------------------------------------------
@@ -463,17 +471,15 @@ def test_a_listed_vector_that_passes_fails_the_run():
 
 def test_known_failures_file_format(tmp_path):
     text = "# header\n\nties/a\n  ties/b   # flaky since 0.2\n#ties/c\n"
-    assert suite_filter.parse_known_failures(text) == {"ties/a", "ties/b"}
+    assert discovery.parse_known_failures(text) == {"ties/a", "ties/b"}
     path = tmp_path / "known.txt"
-    path.write_text(suite_filter.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
+    path.write_text(discovery.format_known_failures(["b/2", "a/1", "b/2"], "for port X"))
     assert path.read_text().splitlines()[-2:] == ["a/1", "b/2"]
-    assert suite_filter.read_known_failures(path) == {"a/1", "b/2"}
-    with pytest.raises(
-        suite_filter.KnownFailuresError, match=r"known.txt:2: expected one vector id"
-    ):
-        suite_filter.parse_known_failures("ok/one\nnot one\n", "known.txt")
-    with pytest.raises(suite_filter.KnownFailuresError, match="cannot read"):
-        suite_filter.read_known_failures(tmp_path / "missing.txt")
+    assert discovery.read_known_failures(path) == {"a/1", "b/2"}
+    with pytest.raises(discovery.KnownFailuresError, match=r"known.txt:2: expected one vector id"):
+        discovery.parse_known_failures("ok/one\nnot one\n", "known.txt")
+    with pytest.raises(discovery.KnownFailuresError, match="cannot read"):
+        discovery.read_known_failures(tmp_path / "missing.txt")
 
 
 def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
@@ -497,7 +503,8 @@ def test_run_with_an_adapter_imports_no_numpy_and_no_other_subcommand():
         from conformance.cli import main
         status = main(["run", "--adapter", sys.argv[1], "-k", "ties/"])
         loaded = sorted(sys.modules)
-        print(status, [m for m in loaded if m == "numpy" or m.startswith("conformance.commands.")])
+        commands = [m for m in loaded if m.startswith("conformance.cli.commands.")]
+        print(status, [m for m in loaded if m == "numpy"] + commands)
         """
     )
     adapter = " ".join(REFERENCE_ARGV)
@@ -505,7 +512,7 @@ def test_run_with_an_adapter_imports_no_numpy_and_no_other_subcommand():
         [sys.executable, "-c", code, adapter], capture_output=True, text=True, timeout=BOUND
     )
     assert done.stdout.splitlines()[-1] == (
-        "0 ['conformance.commands._options', 'conformance.commands.run']"
+        "0 ['conformance.cli.commands._options', 'conformance.cli.commands.run']"
     )
 
 
@@ -585,7 +592,7 @@ def test_written_known_failures_are_read_back(capsys, tmp_path):
     adapter = " ".join(broken("crash_mid_vector"))
     common = [str(directory), "--adapter", adapter, "--timeout", "2"]
     assert run_command(capsys, *common, "--write-known-failures", str(known))[0] == 1
-    assert suite_filter.read_known_failures(known) == {"files/trigger"}
+    assert discovery.read_known_failures(known) == {"files/trigger"}
     assert run_command(capsys, *common, "--known-failures", str(known))[0] == 0
 
 

@@ -10,10 +10,10 @@ import json
 import pytest
 from jsonschema import Draft202012Validator
 
-from conformance.resources import schema_dir
-from conformance.server import Session
-from conformance.tags import VocabularyError, load_vocabulary, parse_vocabulary
-from conformance.validation import (
+from conformance.adapter.server import Session
+from conformance.spec.resources import schema_dir
+from conformance.suite.tags import VocabularyError, load_vocabulary, parse_vocabulary
+from conformance.suite.validation import (
     REQUEST_SCHEMA,
     RESPONSE_SCHEMA,
     VECTOR_SCHEMA,
@@ -140,8 +140,8 @@ def test_reference_adapter_answers_match_the_response_schema():
     suite (and the session ops around them) is a valid protocol v1 response, and every call
     that must succeed is a valid request. (The long workload and random vectors add no new
     shapes, only time.)"""
-    from conformance.resources import suite_dir
-    from conformance.vectors import load_suite
+    from conformance.spec.resources import suite_dir
+    from conformance.suite.vectors import load_suite
 
     session = Session()
     requests = [{"id": 0, "op": "hello", "protocol": 1}]

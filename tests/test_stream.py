@@ -1,7 +1,7 @@
 """The suite as ``run`` streams it: ids first, then each file's exact request bytes.
 
-Every expectation is the ordinary loader's (:func:`conformance.vectors.load_vector`) reading of
-the same file: the streamed reading must send the same requests and judge by the same calls.
+Every expectation is the ordinary loader's (:func:`conformance.suite.vectors.load_vector`) reading
+of the same file: the streamed reading must send the same requests and judge by the same calls.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ import shutil
 
 import pytest
 
-from conformance import resources
-from conformance.stream import SuiteEntry, plan_suite, read_for_run
-from conformance.vectors import (
+from conformance.spec import resources
+from conformance.suite.stream import SuiteEntry, plan_suite, read_for_run
+from conformance.suite.vectors import (
     VectorError,
     is_protocol_check_file,
     iter_vector_files,

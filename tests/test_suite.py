@@ -17,12 +17,12 @@ from typing import Any
 import pytest
 
 from conformance import cli
+from conformance.adapter.server import Session
 from conformance.mutants import Mutant, lookup
-from conformance.policy import Params, PolicyError, Ring, SnapKV
-from conformance.resources import suite_dir
-from conformance.server import Session
-from conformance.tags import load_vocabulary
-from conformance.vectors import Vector, load_suite
+from conformance.policy.reference import Params, PolicyError, Ring, SnapKV
+from conformance.spec.resources import suite_dir
+from conformance.suite.tags import load_vocabulary
+from conformance.suite.vectors import Vector, load_suite
 
 
 @pytest.fixture(scope="module")

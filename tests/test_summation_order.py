@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from conformance.policy import SnapKV
+from conformance.policy.reference import SnapKV
 from tests.support.oracles import OracleSnapKV, float_bits
 from tests.support.summation import ALTERNATIVES, lower_victim, pinned_sum, trap_scenario
 

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conformance.text import (
+from conformance.spec.text import (
     capped,
     capped_list,
     catches_of,

@@ -24,9 +24,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conformance.builders.selection import TIE_GROUPS
-from conformance.builders.summation import TRAP_WINDOWS
-from conformance.resources import suite_dir
+from conformance.spec.resources import suite_dir
+from conformance.tools.generate.builders.selection import TIE_GROUPS
+from conformance.tools.generate.builders.summation import TRAP_WINDOWS
 
 SUITE = suite_dir()
 HERE = Path(__file__).resolve().parent

@@ -12,13 +12,16 @@ from typing import Any
 import jsonschema
 import pytest
 
-from conformance import mutants, report, resources, triage
-from conformance.driver import InProcessAdapter
+from conformance import mutants
+from conformance.explain import kills, triage
 from conformance.mutants.pooling import ForwardOnlyPooling
 from conformance.mutants.summation import Float32Accumulation, KahanSummation, ReversedSlotOrder
-from conformance.policy import SnapKV
-from conformance.runner import RunResult, run_suite
-from conformance.vectors import Vector, load_suite
+from conformance.policy.reference import SnapKV
+from conformance.report import terminal
+from conformance.runner.run import RunResult, run_suite
+from conformance.spec import resources
+from conformance.suite.vectors import Vector, load_suite
+from conformance.transport.session import InProcessAdapter
 from tests.heldout.ports import PORTS as HELDOUT
 
 pytest_plugins = ["pytester"]
@@ -125,12 +128,12 @@ def test_crashes_are_grouped_as_process_failures() -> None:
 def test_report_carries_the_triage_and_matches_the_schema() -> None:
     run = run_policy(mutants.lookup("float32-accumulation").factory)
     run.triage = triage_of(run)
-    data = report.json_report(run)
+    data = terminal.json_report(run)
     schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
     jsonschema.validate(data, schema)
     assert data["triage"]["likely"][0]["mistake"] == "float32-accumulation"
     assert data["triage"]["likely"][0]["explains"] == data["summary"]["failed"]
-    text = report.format_summary(run)
+    text = terminal.format_summary(run)
     lines = text.splitlines()
     fails = [i for i, line in enumerate(lines) if line.startswith("FAIL ")]
     at = next(i for i, line in enumerate(lines) if line.startswith("triage: likely cause:"))
@@ -140,7 +143,7 @@ def test_report_carries_the_triage_and_matches_the_schema() -> None:
 def test_a_passing_run_has_no_triage_in_its_report() -> None:
     run = run_policy(SnapKV)
     assert run.ok
-    data = report.json_report(run)
+    data = terminal.json_report(run)
     assert data["triage"] is None
 
 
@@ -149,7 +152,7 @@ def test_junit_carries_the_triage() -> None:
 
     run = run_policy(mutants.lookup("float32-accumulation").factory)
     run.triage = triage_of(run)
-    root = ET.fromstring(report.junit_xml(run))
+    root = ET.fromstring(terminal.junit_xml(run))
     suite_element = root.find("testsuite")
     assert suite_element is not None
     properties = {p.get("name"): p.get("value") for p in suite_element.iter("property")}
@@ -160,7 +163,7 @@ def test_junit_carries_the_triage() -> None:
 
 
 def test_matrix_pages_carry_each_failing_ports_triage() -> None:
-    from conformance.matrix import Column, Matrix, Port, to_html, to_markdown
+    from conformance.tools.matrix import Column, Matrix, Port, to_html, to_markdown
 
     run = run_policy(mutants.lookup("float32-accumulation").factory)
     column = Column(Port("f32", ("f32-adapter",)), run.handshake)
@@ -195,9 +198,9 @@ def test_pytest_terminal_summary_carries_the_triage(pytester: Any, workers: str 
 
 
 def test_fuzz_accept_finds_the_next_different_mistake() -> None:
-    from conformance import fuzz
     from conformance.mutants.selection import RecentMadeCandidates, TiesToHigherPosition
-    from conformance.scenarios import replay
+    from conformance.tools import fuzz
+    from conformance.tools.scenarios import replay
 
     class Both(TiesToHigherPosition, RecentMadeCandidates):
         """Ties go to the higher position, and the recent window protects nothing."""
@@ -217,7 +220,7 @@ def test_fuzz_accept_finds_the_next_different_mistake() -> None:
 
 
 def test_fuzz_accept_refuses_unknown_and_clashing_mistakes() -> None:
-    from conformance import fuzz
+    from conformance.tools import fuzz
 
     with pytest.raises(ValueError, match="unknown mutant"):
         fuzz.accepting(["no-such-mistake"])
@@ -269,7 +272,7 @@ def test_a_crash_shows_no_catches_text_about_something_else() -> None:
 
 
 def test_a_tie_broken_the_wrong_way_names_the_tied_positions() -> None:
-    from conformance import diagnosis
+    from conformance.explain import diagnosis
 
     run = run_policy(mutants.lookup("ties-to-higher-position").factory)
     ties = next(r for r in run.results if r.vector_id == "ties/lower-position-first")
@@ -289,7 +292,8 @@ def test_a_tie_broken_the_wrong_way_names_the_tied_positions() -> None:
 
 
 def test_a_malformed_evict_answer_gets_no_scores_diagnosis() -> None:
-    from conformance import checker, diagnosis
+    from conformance.explain import diagnosis
+    from conformance.judge import checker
 
     vector = next(v for v in suite() if v.id == "ties/lower-position-first")
     index = next(i for i, call in enumerate(vector.calls) if call.op == "evict")
@@ -303,7 +307,7 @@ def test_a_malformed_evict_answer_gets_no_scores_diagnosis() -> None:
 
 def test_designed_vectors_are_listed_before_random_and_workload_ones() -> None:
     run = run_policy(mutants.lookup("float32-accumulation").factory)
-    lines = [line for line in report.format_summary(run).splitlines() if line.startswith("FAIL ")]
+    lines = [line for line in terminal.format_summary(run).splitlines() if line.startswith("FAIL ")]
     generated = [triage.is_generated(line.split()[1].rstrip(":")) for line in lines]
     assert generated == sorted(generated)
     assert not generated[0] and generated[-1]
@@ -360,21 +364,20 @@ def test_the_openvino_transcription_is_named_with_its_three_rules() -> None:
 
 
 def test_the_shipped_kill_matrix_is_the_catalogue_replayed_on_the_committed_suite() -> None:
-    from conformance import known_kills
+    from conformance.explain import kills
 
-    computed = known_kills.dumps(known_kills.compute(suite()))
-    assert known_kills.PATH.read_text(encoding="utf-8") == computed, (
-        "conformance/data/kills.json is stale: run python -m conformance.known_kills"
+    computed = kills.dumps(kills.compute(suite()))
+    assert kills.PATH.read_text(encoding="utf-8") == computed, (
+        "conformance/data/kills.json is stale: run python -m conformance.explain.kills"
     )
 
 
 @pytest.mark.parametrize("name", ["forward-only-pooling", "refused-step-still-admits"])
 def test_the_kill_matrix_changes_no_ranking(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from conformance import known_kills
 
     run = run_policy(mutants.lookup(name).policy, name)
     with_matrix = triage_of(run)
-    monkeypatch.setattr(known_kills, "load", lambda vectors: {})
+    monkeypatch.setattr(kills, "load", lambda vectors: {})
     replayed = triage_of(run)
     assert [item.to_json() for item in with_matrix.likely] == [
         item.to_json() for item in replayed.likely
@@ -385,9 +388,9 @@ def test_the_kill_matrix_changes_no_ranking(name: str, monkeypatch: pytest.Monke
 def test_an_edited_vector_is_replayed_not_looked_up() -> None:
     from dataclasses import replace
 
-    from conformance import known_kills
+    from conformance.explain import kills
 
     vector = next(v for v in suite() if v.id == "ties/lower-position-first")
-    assert known_kills.load([vector]) != {}
+    assert kills.load([vector]) != {}
     edited = replace(vector, description=vector.description + " (edited)")
-    assert known_kills.load([edited]) == {}
+    assert kills.load([edited]) == {}

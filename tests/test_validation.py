@@ -10,7 +10,7 @@ import pytest
 
 from conformance import cli
 from conformance.mutants import lookup
-from conformance.validation import (
+from conformance.suite.validation import (
     FloatLiteral,
     check_document,
     check_file,

@@ -9,16 +9,18 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from conformance import checker, mutants, wire
-from conformance.driver import (
+from conformance import mutants
+from conformance.judge import checker
+from conformance.runner.window import MAX_FAILED_RESTARTS, Job, Settled, Window
+from conformance.suite import wire
+from conformance.suite.vectors import Vector
+from conformance.transport.session import (
     AdapterFailure,
     AdapterStartError,
     InProcessAdapter,
     Ticket,
     prepare,
 )
-from conformance.vectors import Vector
-from conformance.window import MAX_FAILED_RESTARTS, Job, Settled, Window
 from tests.support.runner_support import params, plain_vector, reference_vector
 
 

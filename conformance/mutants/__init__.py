@@ -111,7 +111,7 @@ def mutant_adapter_main(name: str) -> int:
     """
     import sys
 
-    from conformance import server as adapter
+    from conformance.adapter import server as adapter
 
     try:
         mutant = lookup(name)

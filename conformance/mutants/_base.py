@@ -1,7 +1,7 @@
 """The shape of a catalogue entry, its witness scenario, and what a response decides.
 
-A mutant is a subclass of the reference :class:`~conformance.policy.SnapKV` that overrides one
-step with a plausible porting mistake. Each family module registers its mutants with
+A mutant is a subclass of the reference :class:`~conformance.policy.reference.SnapKV` that overrides
+one step with a plausible porting mistake. Each family module registers its mutants with
 :func:`mutant`; :mod:`conformance.mutants` collects them into the catalogue.
 
 Every entry carries a *witness*: a small hand-built scenario on which the reference and the
@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.policy import SnapKV
-from conformance.text import split_description
+from conformance.policy.reference import SnapKV
+from conformance.spec.text import split_description
 
 Request = dict[str, Any]
 
@@ -27,7 +27,7 @@ class Witness:
     """A scenario the reference and a mutant disagree on: ``new(params)`` then ``calls``.
 
     ``calls`` are requests without ``id`` (as in a vector), so a witness can be replayed through
-    :class:`conformance.server.Session` exactly like a vector.
+    :class:`conformance.adapter.server.Session` exactly like a vector.
     """
 
     params: Mapping[str, Any]
@@ -103,7 +103,7 @@ class Mutant:
     doc: str = field(default="", compare=False)
 
     def factory(self, params: Mapping[str, Any], seed: int) -> SnapKV:
-        """A policy factory for :class:`conformance.server.Session`."""
+        """A policy factory for :class:`conformance.adapter.server.Session`."""
         return self.policy(params, seed)
 
     def implementation(self) -> dict[str, str]:

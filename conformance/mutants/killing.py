@@ -1,7 +1,7 @@
 """The kill matrix: which vectors each mutant fails, replayed in process.
 
-Each vector is replayed on a fresh in-process adapter (:class:`conformance.driver.
-InProcessAdapter`) serving the mutant, and judged by :func:`conformance.checker.judge`, the
+Each vector is replayed on a fresh in-process adapter (:class:`conformance.transport.session.
+InProcessAdapter`) serving the mutant, and judged by :func:`conformance.judge.checker.judge`, the
 same checker ``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not
 ``pass``. The real adapter process path is the runner's; this one skips process start-up and
 pipes, which is what makes judging ~50 mutants against the whole suite cheap enough for CI.
@@ -13,10 +13,10 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.checker import PASS, judge
-from conformance.driver import AdapterFailure, InProcessAdapter
+from conformance.judge.checker import PASS, judge
 from conformance.mutants._base import Mutant
-from conformance.vectors import Vector
+from conformance.suite.vectors import Vector
+from conformance.transport.session import AdapterFailure, InProcessAdapter
 
 
 def verdict(mutant: Mutant, vector: Vector) -> str:

@@ -13,7 +13,7 @@ from dataclasses import replace
 from typing import Any
 
 from conformance.mutants._base import Witness, mutant, params
-from conformance.policy import DEFAULT_PARAMS, INT31_MAX, PARAM_NAMES, Params, SnapKV
+from conformance.policy.reference import DEFAULT_PARAMS, INT31_MAX, PARAM_NAMES, Params, SnapKV
 
 
 def lenient(

@@ -12,12 +12,13 @@ from collections import deque
 from collections.abc import Sequence
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
-from conformance.policy import SnapKV, sliding_max
+from conformance.policy.reference import SnapKV, sliding_max
 
 
 def window_max(sums: Sequence[float], behind: int, ahead: int) -> list[float]:
     """``max(sums[i - behind .. i + ahead])`` clamped to the list, for every ``i`` (a
-    monotonic deque, as :func:`conformance.policy.sliding_max`, with a window off centre)."""
+    monotonic deque, as :func:`conformance.policy.reference.sliding_max`, with a window off
+    centre)."""
     count = len(sums)
     pooled: list[float] = []
     window: deque[int] = deque()

@@ -19,7 +19,7 @@ from conformance.mutants.pooling import AveragePooling, RecentExcludedFromPoolin
 from conformance.mutants.selection import VictimsInRankOrder
 from conformance.mutants.steps import BooleanWeightAccepted
 from conformance.mutants.summation import PerRow
-from conformance.policy import SnapKV
+from conformance.policy.reference import SnapKV
 
 # -- accumulating scores (H2O, OpenVINO GenAI) -------------------------------------------------
 

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from conformance.mutants._base import EPS53, EVICT, Witness, mutant, params, ring_trap, step, steps
-from conformance.policy import FLOAT32_MAX, PolicyError, Ring, SnapKV, float32_literal
+from conformance.policy.reference import FLOAT32_MAX, PolicyError, Ring, SnapKV, float32_literal
 
 # obsWindow 2: position 0 receives 1.0 in slot 0; a null step follows; the next weighted step
 # lands in slot 1 for the reference but overwrites slot 0 when a null step moved the cursor.

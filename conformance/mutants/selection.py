@@ -11,7 +11,7 @@ import heapq
 from collections.abc import Sequence
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
-from conformance.policy import SnapKV
+from conformance.policy.reference import SnapKV
 
 
 @mutant(

@@ -13,7 +13,7 @@ import math
 from typing import Any
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, step
-from conformance.policy import (
+from conformance.policy.reference import (
     INT31_MAX,
     PolicyError,
     SnapKV,

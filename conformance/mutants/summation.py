@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from conformance.mutants._base import EPS53, mutant, ring_trap
-from conformance.policy import Ring, SnapKV, float32_literal
+from conformance.policy.reference import Ring, SnapKV, float32_literal
 
 EPS24 = 2.0**-24  # half an ulp of 1.0 in float32
 

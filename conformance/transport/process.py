@@ -12,6 +12,9 @@ its business while it runs; once it is done with, none of it survives the kit:
   (the kit's pid and a random part), which its descendants inherit. A descendant that left
   the group (``setsid``, a daemon's double fork) still carries it, and is found in ``/proc``
   and killed with its adapter; adapters of another kit process are never touched;
+- **the pipes it was given**: once the adapter is dead, any process still holding its stdout
+  (a descendant still starting, or one that cleared its environment) is found in ``/proc`` by
+  the pipe and killed, so that the answers' pipe ends and a crash is never waited out;
 - **a child subreaper** (Linux, the command line only: :func:`become_subreaper`): an orphaned
   descendant is handed to the kit rather than to init, so one that also cleared its
   environment is still the kit's child, found and killed when the command ends.
@@ -28,6 +31,7 @@ import ctypes
 import errno
 import os
 import queue
+import select
 import shlex
 import signal
 import subprocess
@@ -37,8 +41,8 @@ import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from conformance import pipes
-from conformance.exceptions import KitError
+from conformance.spec.errors import KitError
+from conformance.transport import pipes
 
 #: The environment variable that marks an adapter's descendants (see the module docstring).
 TOKEN_VARIABLE = "SNAPKV_CONFORMANCE_ADAPTER"
@@ -102,7 +106,7 @@ class Process:
 
     ``write`` queues bytes for its stdin (a writer thread feeds them, so a full pipe never
     blocks the caller); ``close_input`` ends stdin after what is queued. ``stdout`` is the raw
-    stream for a bounded reader (:class:`conformance.pipes.LineReader`). stderr is drained
+    stream for a bounded reader (:class:`conformance.transport.pipes.LineReader`). stderr is drained
     into a bounded tail. :meth:`wait` gives the leader's exit status; :meth:`kill` kills the
     group and the descendants that left it. Nothing else may reap the process.
     """
@@ -155,9 +159,28 @@ class Process:
             status = self._proc.wait()
             self._reaped = True
         kill_strays(self.token)
+        self._release_stdout()
         self.status = status
         self.exited.set()
         _forget(self)
+
+    def _release_stdout(self) -> None:
+        """Kill whatever still holds the adapter's stdout once it is dead: a descendant that
+        left the group and had no time to show its token yet (it was still starting), or that
+        cleared its environment. Until they are gone the answers' pipe never ends, and a crash
+        would be waited out as a timeout. Holders of the pipe are the adapter's descendants by
+        construction: the kit made the pipe for it."""
+        try:
+            fd = self.stdout.fileno()
+            inode = os.fstat(fd).st_ino
+        except (OSError, ValueError):  # already closed by its reader: nobody waits on it
+            return
+        deadline = time.monotonic() + 2.0
+        while not _hung_up(fd) and time.monotonic() < deadline:
+            for pid in _pipe_holders(inode):
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, signal.SIGKILL)
+            time.sleep(0.01)
 
     def kill(self) -> None:
         """Kill the adapter, its group and its descendants that left the group, and wait
@@ -283,6 +306,40 @@ def _environment_tokens(pid: int) -> str | None:
         if entry.startswith(prefix):
             return entry[len(prefix) :].decode("ascii", "replace")
     return None
+
+
+def _hung_up(fd: int) -> bool:
+    """Whether no process holds the write end of the pipe ``fd`` reads (poll's POLLHUP)."""
+    if not hasattr(select, "poll"):
+        return True  # no way to tell here (Windows): nothing to wait for either
+    poller = select.poll()
+    poller.register(fd, select.POLLHUP)
+    try:
+        return any(event & select.POLLHUP for _, event in poller.poll(0))
+    except (OSError, ValueError):
+        return True
+
+
+def _pipe_holders(inode: int) -> list[int]:
+    """The other processes with a descriptor on the pipe ``inode`` (from ``/proc``)."""
+    target = f"pipe:[{inode}]"
+    me = os.getpid()
+    holders = []
+    for pid in _pids():
+        if pid == me:
+            continue
+        try:
+            descriptors = os.listdir(f"/proc/{pid}/fd")
+        except OSError:
+            continue
+        for descriptor in descriptors:
+            try:
+                if os.readlink(f"/proc/{pid}/fd/{descriptor}") == target:
+                    holders.append(pid)
+                    break
+            except OSError:
+                continue
+    return holders
 
 
 def _pids() -> list[int]:

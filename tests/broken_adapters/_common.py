@@ -17,7 +17,7 @@ from typing import Any
 # Run as a script from anywhere: make the checkout importable without installing it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.server import Session, encode
+from conformance.adapter.server import Session, encode
 
 #: Admitting this position arms the fault.
 TRIGGER = 5

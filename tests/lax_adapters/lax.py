@@ -24,8 +24,8 @@ from typing import Any
 # Run as a script from anywhere: make the checkout importable without installing it.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from conformance.policy import PARAM_NAMES
-from conformance.server import Session, encode, refusal
+from conformance.adapter.server import Session, encode, refusal
+from conformance.policy.reference import PARAM_NAMES
 
 MODES = (
     "params-any-case",

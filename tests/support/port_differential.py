@@ -1,10 +1,10 @@
 """Differential checking of a port's protocol v1 adapter against the reference adapter.
 
 A scenario is a stream of request lines (bytes) built from a seeded numpy RNG. The same bytes
-go to the port's adapter (a subprocess) and to the reference's :func:`conformance.server.serve`
-(in-process); the two response streams must agree line for line: the same ids, the same
-ok/refusal, the same error kinds (messages are free text and not compared), the same victims
-and positions, and ``sums``/``pooled`` bit for bit after parsing.
+go to the port's adapter (a subprocess) and to the reference's
+:func:`conformance.adapter.server.serve` (in-process); the two response streams must agree line for
+line: the same ids, the same ok/refusal, the same error kinds (messages are free text and not
+compared), the same victims and positions, and ``sums``/``pooled`` bit for bit after parsing.
 
 Scenarios exercise what a port gets wrong: random parameters (``recentWindow`` 0, kernels and
 windows up to ``2^31 - 1``), gaps and positions near ``2^31 - 1``, null steps, several steps
@@ -12,8 +12,8 @@ between evictions, weights that tie, ``-0.0``, subnormals, values near ``FLT_MAX
 that need float32 narrowing, and refusals of every kind and in every judgement order, including
 malformed lines (bad JSON, ``NaN``, invalid UTF-8, unknown ops, missing fields).
 
-Each scenario drives a shadow reference :class:`~conformance.server.Session` while it is built,
-so it knows how many positions are kept (an ``attn`` list of the right length) and what was
+Each scenario drives a shadow reference :class:`~conformance.adapter.server.Session` while it is
+built, so it knows how many positions are kept (an ``attn`` list of the right length) and what was
 admitted last. Nothing here predicts a result: expected responses come from the reference.
 """
 
@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from conformance.server import Session, serve
+from conformance.adapter.server import Session, serve
 
 INT31 = 2**31 - 1
 FLT_MAX_TEXT = "3.4028234663852886e+38"

@@ -13,9 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from conformance.policy import float32_literal
-from conformance.server import Session
-from conformance.vectors import Call, Vector, dumps_vector
+from conformance.adapter.server import Session
+from conformance.policy.reference import float32_literal
+from conformance.suite.vectors import Call, Vector, dumps_vector
 
 BROKEN = Path(__file__).resolve().parents[1] / "broken_adapters"
 REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]

@@ -1,0 +1,430 @@
+"""Judging an adapter's answers to one vector (SPEC.md §2-§4).
+
+:func:`judge` walks a vector's calls beside the adapter's answers and returns the first thing
+wrong as a :class:`Verdict` (the runner adds its record to make a :class:`VectorResult`).
+Every evict answer is judged on the adapter's own terms before it is compared with the
+expectation: the checker tracks which positions the adapter keeps (from the calls it accepted
+and the victims it returned) and checks that the victims are a list of integers, strictly
+ascending, currently kept, not among the protected recent entries, and exactly as many as the
+budget requires. A port that breaks one of those has a bug of its own kind, and saying which
+rule it broke is more useful than "wrong victims".
+
+:func:`diagnosis_requests` and :func:`diagnose` go further for an adapter with the ``scores``
+capability: replay the vector up to the failing evict, ask for its scores, and tell whether its
+selection disagrees with its own scores or its scores disagree with the reference's, naming
+the first position whose sum or pooled score differs, with both values written exactly.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, fields, replace
+from typing import Any
+
+from conformance.spec.protocol import answer_problem
+from conformance.spec.text import capped, capped_list, json_text
+from conformance.suite.vectors import Call, Vector
+
+#: What a result keeps of an adapter's text and of its lists (see :func:`kept`).
+KEEP_TEXT = 1000
+KEEP_ITEMS = 1000
+
+PASS = "pass"
+WRONG_VICTIMS = "wrong-victims"
+BROKEN_INVARIANT = "broken-invariant"
+WRONG_ERROR_KIND = "wrong-error-kind"
+UNEXPECTED_SUCCESS = "unexpected-success"
+UNEXPECTED_REFUSAL = "unexpected-refusal"
+CRASH = "crash"
+TIMEOUT = "timeout"
+PROTOCOL_ERROR = "protocol-error"
+#: Every verdict, in the order reports list them.
+VERDICTS = (
+    PASS,
+    WRONG_VICTIMS,
+    BROKEN_INVARIANT,
+    WRONG_ERROR_KIND,
+    UNEXPECTED_SUCCESS,
+    UNEXPECTED_REFUSAL,
+    CRASH,
+    TIMEOUT,
+    PROTOCOL_ERROR,
+)
+#: The verdicts that mean the adapter process misbehaved (JUnit reports them as errors).
+PROCESS_VERDICTS = (CRASH, TIMEOUT, PROTOCOL_ERROR)
+
+#: The invariant rules an evict answer can break (the ``rule`` of a broken-invariant result).
+NOT_INTEGERS = "not-integers"
+NOT_ASCENDING = "not-ascending"
+NOT_KEPT = "not-kept"
+PROTECTED_EVICTED = "protected-evicted"
+WRONG_COUNT = "wrong-count"
+INVARIANT_RULES = (NOT_INTEGERS, NOT_ASCENDING, NOT_KEPT, PROTECTED_EVICTED, WRONG_COUNT)
+
+_FAILURE_VERDICTS = {"crash": CRASH, "timeout": TIMEOUT, "protocol": PROTOCOL_ERROR}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What judging found in one vector's answers, and nothing else; never changed once made.
+
+    ``call_index`` and ``op`` name the call the verdict is about (None for a pass);
+    ``message`` is one line saying what went wrong; ``expected`` and ``actual`` are JSON values
+    (victim lists for victim verdicts, ``{"error": kind}``-style objects for refusals);
+    ``rule`` names the broken invariant; ``catches`` is, for a failure, the porting mistakes
+    the vector's description says it catches; ``exit_status`` is the adapter's after a crash.
+    """
+
+    vector_id: str
+    verdict: str
+    call_index: int | None = None
+    op: str | None = None
+    message: str = ""
+    expected: Any = None
+    actual: Any = None
+    rule: str | None = None
+    catches: str = ""
+    exit_status: int | None = None
+    #: For a failure away from what the vector pins: what it pins and where the port failed.
+    elsewhere: str = ""
+    #: What the adapter answered to each call, for triage (failures only; not in reports).
+    answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+
+@dataclass(frozen=True)
+class VectorResult(Verdict):
+    """The outcome of one vector in a run: its :class:`Verdict`, and what the runner adds
+    (the adapter's stderr tail, the scores diagnosis, the time, whether the vector is listed
+    as a known failure). Made once, by the runner, when the vector is settled."""
+
+    stderr_tail: str = ""
+    diagnosis: str | None = None
+    duration: float = 0.0
+    known_failure: bool = False
+    #: Where the scores diagnosis found the port first diverged (``sums``, ``pooled``,
+    #: ``ties``, ``selection``), for triage's groups.
+    divergence: str | None = field(default=None, repr=False, compare=False)
+
+    @classmethod
+    def of(
+        cls,
+        judged: Verdict,
+        *,
+        stderr_tail: str = "",
+        diagnosis: str | None = None,
+        divergence: str | None = None,
+        duration: float = 0.0,
+        known_failure: bool = False,
+    ) -> VectorResult:
+        """The result of ``judged`` with the runner's record."""
+        return cls(
+            **{f.name: getattr(judged, f.name) for f in fields(Verdict)},
+            stderr_tail=stderr_tail,
+            diagnosis=diagnosis,
+            divergence=divergence,
+            duration=duration,
+            known_failure=known_failure,
+        )
+
+    @property
+    def fails_run(self) -> bool:
+        """A failure not listed as known, or a listed one that passed (the list went stale)."""
+        return self.passed == self.known_failure
+
+    def describe(self) -> str:
+        """One line: ``<id>: call <i> (<op>): <verdict>: <message>``."""
+        if self.passed:
+            text = f"{self.vector_id}: pass"
+        elif self.call_index is None:
+            text = f"{self.vector_id}: {self.verdict}: {self.message}"
+        else:
+            text = (
+                f"{self.vector_id}: call {self.call_index} ({self.op}): "
+                f"{self.verdict}: {self.message}"
+            )
+        if self.known_failure and self.passed:
+            text += " (listed as a known failure, but it passes: remove it from the list)"
+        return text
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.vector_id,
+            "verdict": self.verdict,
+            "passed": self.passed,
+            "known_failure": self.known_failure,
+            "fails_run": self.fails_run,
+            "call_index": self.call_index,
+            "op": self.op,
+            "message": self.message,
+            "rule": self.rule,
+            "expected": self.expected,
+            "actual": self.actual,
+            "diagnosis": self.diagnosis,
+            "catches": self.catches,
+            "elsewhere": self.elsewhere,
+            "exit_status": self.exit_status,
+            "stderr_tail": self.stderr_tail,
+            "duration": round(self.duration, 6),
+        }
+
+
+class _Failed(Exception):
+    """Internal: stop judging with this result."""
+
+    def __init__(self, result: Verdict) -> None:
+        super().__init__(result.message)
+        self.result = result
+
+
+class Tracker:
+    """The adapter's state as its accepted calls imply it: budget, recent window, kept."""
+
+    def __init__(self) -> None:
+        self.budget: int | None = None
+        self.recent = 0
+        self.kept: list[int] = []
+
+    def new(self, params: Mapping[str, Any]) -> None:
+        self.budget = params["budget"]
+        self.recent = params["recentWindow"]
+        self.kept = []
+
+    def step(self, pos: int) -> None:
+        self.kept.append(pos)
+
+    def evict(self, victims: Sequence[int]) -> None:
+        gone = set(victims)
+        self.kept = [pos for pos in self.kept if pos not in gone]
+
+    @property
+    def excess(self) -> int:
+        return max(0, len(self.kept) - (self.budget or 0))
+
+    @property
+    def protected(self) -> list[int]:
+        return self.kept[len(self.kept) - self.recent :] if self.recent else []
+
+    @property
+    def candidates(self) -> list[int]:
+        return self.kept[: max(0, len(self.kept) - self.recent)]
+
+
+def judge(
+    vector: Vector,
+    responses: Sequence[Mapping[str, Any]],
+    *,
+    failure: Any = None,
+) -> Verdict:
+    """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
+
+    A failure also carries what the vector says it catches, so a report can name the likely
+    porting mistake next to the evidence. The rules are :func:`_judge_answers`'.
+    """
+    result = _judge_answers(vector, responses, failure=failure)
+    if not result.passed:
+        from conformance.explain.diagnosis import explain_catches
+        from conformance.explain.triage import answer_outcomes
+
+        catches, elsewhere = explain_catches(vector, result)
+        return replace(
+            result,
+            catches=catches,
+            elsewhere=elsewhere,
+            answers=answer_outcomes(vector, responses, failure and failure.kind),
+        )
+    return result
+
+
+def _judge_answers(
+    vector: Vector,
+    responses: Sequence[Mapping[str, Any]],
+    *,
+    failure: Any = None,
+) -> Verdict:
+    """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
+
+    ``failure`` is the :class:`conformance.transport.session.AdapterFailure` that cut the exchange
+    short, if any; ``responses`` are then the answers that arrived before it. A wrong answer before
+    the failure is reported rather than the failure, since it came first; the failure's call is
+    the first unanswered one. Stderr and timing are the runner's to fill in.
+    """
+    tracker = Tracker()
+    try:
+        for index, (call, answer) in enumerate(zip(vector.calls, responses, strict=False)):
+            if call.expect is None and answer.get("ok") is True:
+                # The common case first, in a few operations: an accepted step.
+                request = call.request
+                if request["op"] == "step":
+                    tracker.step(request["pos"])
+                    continue
+            _judge_call(vector.id, index, call, answer, tracker)
+    except _Failed as failed:
+        if failure is not None:
+            message = f"{failed.result.message} (the adapter then failed: {failure.detail})"
+            return replace(failed.result, message=message)
+        return failed.result
+    if failure is not None:
+        index = failure.call_index
+        return Verdict(
+            vector.id,
+            _FAILURE_VERDICTS[failure.kind],
+            call_index=index,
+            op=vector.calls[index].op if 0 <= index < len(vector.calls) else None,
+            message=failure.detail,
+            exit_status=failure.exit_status,
+        )
+    if len(responses) != len(vector.calls):
+        index = min(len(responses), len(vector.calls) - 1)
+        return Verdict(
+            vector.id,
+            PROTOCOL_ERROR,
+            call_index=index,
+            op=vector.calls[index].op,
+            message=f"{len(responses)} answers to {len(vector.calls)} calls",
+        )
+    return Verdict(vector.id, PASS)
+
+
+def _judge_call(
+    vector_id: str, index: int, call: Call, answer: Mapping[str, Any], tracker: Tracker
+) -> None:
+    def fail(verdict: str, message: str, *, actual: Any = None, **extra: Any) -> _Failed:
+        return _Failed(
+            Verdict(
+                vector_id,
+                verdict,
+                call_index=index,
+                op=call.op,
+                message=message,
+                actual=kept(actual),
+                **extra,
+            )
+        )
+
+    problem = answer_problem(answer, call.op)
+    if problem is not None:
+        raise fail(PROTOCOL_ERROR, problem, actual=_strip_id(answer))
+    expected_error = call.expected_error
+    if answer["ok"] is not True:
+        error = answer["error"]
+        said = capped(error["message"], KEEP_TEXT)  # the adapter's words, kept bounded
+        refused = {"error": error["kind"], "message": said}
+        if expected_error is None:
+            raise fail(
+                UNEXPECTED_REFUSAL,
+                f"refused with {error['kind']} ({said}), but the call must succeed"
+                + _victims_note(call),
+                expected=dict(call.expect) if call.expect else {"ok": True},
+                actual=refused,
+            )
+        if error["kind"] != expected_error:
+            raise fail(
+                WRONG_ERROR_KIND,
+                f"refused with {error['kind']} ({said}), expected {expected_error}",
+                expected={"error": expected_error},
+                actual=refused,
+            )
+        return  # a refused call changes nothing, on the adapter's terms too
+    if expected_error is not None:
+        raise fail(
+            UNEXPECTED_SUCCESS,
+            f"succeeded, but the call must be refused with {expected_error}",
+            expected={"error": expected_error},
+            actual=_strip_id(answer),
+        )
+    if call.op == "new":
+        tracker.new(call.request["params"])
+    elif call.op == "step":
+        tracker.step(call.request["pos"])
+    elif call.op == "evict":
+        _judge_victims(answer["victims"], call.expected_victims, tracker, fail)
+        tracker.evict(answer["victims"])
+
+
+def kept(value: Any, depth: int = 0) -> Any:
+    """``value`` (an adapter's JSON value) bounded for keeping in a result: strings cut at
+    :data:`KEEP_TEXT` characters, lists and objects at :data:`KEEP_ITEMS` members, each with a
+    note of what was cut. So what a failing adapter sends cannot grow the runner's memory or
+    any report beyond a bound per vector, whatever its size."""
+    if isinstance(value, str):
+        return capped(value, KEEP_TEXT)
+    if isinstance(value, list):
+        return [kept(item, depth + 1) for item in capped_list(value, KEEP_ITEMS)]
+    if isinstance(value, dict):
+        items = list(value.items())
+        bounded = {key: kept(item, depth + 1) for key, item in items[:KEEP_ITEMS]}
+        if len(items) > KEEP_ITEMS:
+            bounded["..."] = f"({len(items) - KEEP_ITEMS:,} more members)"
+        return bounded
+    return value
+
+
+def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, fail: Any) -> None:
+    def broken(rule: str, message: str) -> _Failed:
+        return fail(BROKEN_INVARIANT, message, rule=rule, expected=expected, actual=victims)
+
+    if not isinstance(victims, list) or not all(type(v) is int for v in victims):
+        raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {json_text(victims)}")
+    for before, after in itertools.pairwise(victims):
+        if after <= before:
+            what = f"repeat position {after}" if after == before else f"put {after} after {before}"
+            raise broken(NOT_ASCENDING, f"victims must be strictly ascending, but they {what}")
+    kept = set(tracker.kept)
+    for victim in victims:
+        if victim not in kept:
+            raise broken(
+                NOT_KEPT,
+                f"evicted position {victim}, which is not currently kept "
+                f"(kept: {show_positions(tracker.kept)})",
+            )
+    protected = tracker.protected
+    hit = sorted(set(victims) & set(protected))
+    if hit:
+        raise broken(
+            PROTECTED_EVICTED,
+            f"evicted {show_positions(hit)}, among the recentWindow {tracker.recent} "
+            f"protected entries {show_positions(protected)}",
+        )
+    if len(victims) != tracker.excess:
+        raise broken(
+            WRONG_COUNT,
+            f"evicted {len(victims)} position(s), but must evict exactly "
+            f"max(0, kept {len(tracker.kept)} - budget {tracker.budget}) = {tracker.excess}",
+        )
+    if expected is not None and victims != expected:
+        given, wanted = set(victims), set(expected)
+        missing = [v for v in expected if v not in given]
+        extra = [v for v in victims if v not in wanted]
+        raise fail(
+            WRONG_VICTIMS,
+            f"evicted {show_positions(victims)}, expected {show_positions(expected)}: "
+            f"{show_positions(extra)} should have been kept, "
+            f"{show_positions(missing)} should have been evicted",
+            expected=expected,
+            actual=victims,
+        )
+
+
+# -- small helpers -----------------------------------------------------------------------------
+
+
+def _victims_note(call: Call) -> str:
+    expected = call.expected_victims
+    return "" if expected is None else f" (expected victims {show_positions(expected)})"
+
+
+def _strip_id(answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {key: value for key, value in answer.items() if key != "id"}
+
+
+def show_positions(positions: Sequence[int], limit: int = 16) -> str:
+    if len(positions) <= limit:
+        return "[" + ", ".join(str(p) for p in positions) + "]"
+    head = ", ".join(str(p) for p in positions[: limit // 2])
+    tail = ", ".join(str(p) for p in positions[-limit // 2 :])
+    return f"[{head}, ... {len(positions) - limit} more ..., {tail}]"

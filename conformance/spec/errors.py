@@ -1,0 +1,56 @@
+"""The errors that stop a command, the exit statuses, and the one line a stopped command prints.
+
+Each stage of a run has its exception; all derive from :class:`KitError`:
+
+- **reading the command line**: argparse's usage error (exit 2);
+- **loading vectors**: :class:`conformance.suite.vectors.VectorError` (file, JSON pointer, reason;
+  exit 2), or :class:`conformance.suite.discovery.KnownFailuresError` for a known-failures file;
+- **generating vectors**: :class:`conformance.tools.generate.generator.GenerationError` (exit 2);
+- **starting the adapter and the handshake**:
+  :class:`conformance.transport.session.AdapterStartError` (exit 2): a run cannot judge an
+  adapter that never said hello;
+- **running**: nothing escapes; what goes wrong with an adapter while vectors run
+  (:class:`conformance.transport.session.AdapterFailure`: crash, timeout, protocol error)
+  becomes that vector's verdict, and the run goes on (exit 1 when a verdict fails the run);
+- **writing outputs** (``--report``, ``--junit``, ``--write-known-failures``, ``--out``,
+  ``--json``, ``--save``): :class:`conformance.report.outputs.OutputError` (exit 2), raised only
+  after everything else was written and the summary printed.
+
+Ctrl-C exits :data:`EXIT_INTERRUPTED`, SIGTERM :data:`EXIT_TERMINATED`
+(:mod:`conformance.cli`). A closed stdout does not change the exit status: the outputs are
+still written and the status still tells pass from fail.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from typing import IO
+
+from conformance.spec.text import escape
+
+#: Exit statuses, the same for every subcommand.
+EXIT_OK = 0
+EXIT_FAILED = 1  # the run judged something wrong: a failing vector, a surviving mutant, ...
+EXIT_USAGE = 2  # the run could not be judged: bad arguments, invalid vectors, no handshake
+EXIT_INTERRUPTED = 130  # Ctrl-C, as a shell reports SIGINT
+EXIT_TERMINATED = 143  # SIGTERM (a cancelled CI job)
+EXIT_BROKEN_PIPE = 141  # the reference adapter's reader went away, as SIGPIPE would report
+
+
+class KitError(Exception):
+    """An error that stops a command with a one-line message (see the module docstring)."""
+
+
+def print_error(command: str, message: str, stream: IO[str] | None = None) -> int:
+    """Print ``snapkv-conformance COMMAND: error: MESSAGE`` on stderr and return
+    :data:`EXIT_USAGE`, for ``return print_error(...)``.
+
+    The message is escaped for a terminal (it may quote adapter text or file names); a
+    closed or full stderr is ignored, since there is nowhere left to complain.
+    """
+    out = stream if stream is not None else sys.stderr
+    with contextlib.suppress(OSError, ValueError):
+        out.write(f"snapkv-conformance {command}: error: {escape(message)}\n")
+        out.flush()
+    return EXIT_USAGE

@@ -1,0 +1,494 @@
+"""Adapter protocol v1 (SPEC.md §3) in one place: version, ops, error kinds, the strict JSON
+codec, and typed requests and answers with their shape rules.
+
+Everything that reads or writes protocol or vector JSON goes through :func:`decode` and
+:func:`encode`: the reference server (:mod:`conformance.adapter.server`), the driver reading
+answers, and the vector loader. One policy for all of them:
+
+- UTF-8 only, strictly (a byte-order mark or an invalid byte is a decode error);
+- no ``NaN``/``Infinity`` tokens;
+- repeated member names: the last counts on the wire (SPEC.md §3.1), refused in vector files;
+- nesting deeper than :data:`MAX_DEPTH` is a decode error, so nothing downstream (a printer, an
+  encoder) ever meets a value too deep to recurse through.
+
+The typed layer (:func:`parse_request`, :func:`answer_problem`) states the shape rules that
+decide ``bad-request`` and a protocol error; the shipped schemas under ``schema/protocol/``
+state the same shapes (and the value ranges too), and a test holds the two together.
+:func:`validate_message` checks any message against those schemas.
+"""
+
+from __future__ import annotations
+
+import enum
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, NoReturn
+
+PROTOCOL_VERSION = 1
+#: Every op of protocol v1, in SPEC.md §3.2's order.
+OPS = ("hello", "new", "step", "evict", "scores", "bye")
+#: The ops every adapter implements; the others are sent only when announced (SPEC.md §3.5).
+CORE_OPS = ("hello", "new", "step", "evict", "bye")
+#: The optional ops (capabilities) protocol v1 knows.
+CAPABILITIES = ("scores",)
+#: The deepest nesting of arrays and objects the codec reads. Protocol messages and vectors
+#: nest at most 5 levels; this leaves room for any extension without reaching the depth where
+#: Python's recursive parser, printers and encoders give up.
+MAX_DEPTH = 64
+
+
+class ErrorKind(enum.StrEnum):
+    """The refusal kinds of protocol v1 (SPEC.md §3.3). Nothing may be renamed."""
+
+    INVALID_PARAMS = "invalid-params"
+    INVALID_ATTENTION = "invalid-attention"
+    INVALID_POSITION = "invalid-position"
+    NO_POLICY = "no-policy"
+    BAD_REQUEST = "bad-request"
+    UNSUPPORTED = "unsupported"
+
+
+#: The error kinds as plain strings, in SPEC.md §3.3's order.
+ERROR_KINDS: tuple[str, ...] = tuple(kind.value for kind in ErrorKind)
+
+
+# -- the codec --------------------------------------------------------------------------------
+
+
+class DecodeError(ValueError):
+    """Text that is not one strict JSON value within the codec's limits."""
+
+
+def refuse_constant(name: str) -> NoReturn:
+    """The ``parse_constant`` hook: ``NaN``, ``Infinity`` and ``-Infinity`` are not JSON."""
+    raise DecodeError(f"{name} is not valid JSON")
+
+
+def _refuse_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in result:
+            raise DecodeError(f"duplicate key {key!r}")
+        result[key] = value
+    return result
+
+
+_LAST_WINS = json.JSONDecoder(parse_constant=refuse_constant)
+_NO_DUPLICATES = json.JSONDecoder(
+    parse_constant=refuse_constant, object_pairs_hook=_refuse_duplicates
+)
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+Duplicates = Literal["last", "refuse"]
+
+
+def decode(
+    data: bytes | str,
+    *,
+    duplicates: Duplicates = "last",
+    parse_float: Any = None,
+    max_depth: int = MAX_DEPTH,
+) -> Any:
+    """Parse one strict JSON text (see the module docstring); raise :class:`DecodeError`.
+
+    Bytes are decoded as UTF-8 here: ``json.loads`` would guess UTF-16 or UTF-32 from the first
+    bytes. ``parse_float`` replaces ``float`` for float literals (the validator keeps their text).
+    ``max_depth`` lowers the nesting limit for a text that will sit inside another (a vector
+    file's call line sits two levels down).
+    """
+    if isinstance(data, bytes | bytearray | memoryview):
+        try:
+            text = bytes(data).decode("utf-8")
+        except UnicodeDecodeError as error:
+            raise DecodeError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
+    else:
+        text = data
+    if parse_float is not None or duplicates != "last":
+        decoder = json.JSONDecoder(
+            parse_constant=refuse_constant,
+            parse_float=parse_float,
+            object_pairs_hook=_refuse_duplicates if duplicates == "refuse" else None,
+        )
+    else:
+        decoder = _LAST_WINS
+    try:
+        value = decoder.decode(text)
+    except RecursionError:
+        raise DecodeError(f"nested more than {MAX_DEPTH} levels deep") from None
+    except DecodeError:
+        raise
+    except ValueError as error:  # json.JSONDecodeError, or an integer over Python's digit limit
+        raise DecodeError(str(error)) from None
+    # Fewer brackets than the limit cannot nest deeper than it: the common case costs two scans.
+    if text.count("[") + text.count("{") > max_depth and nesting_depth(value) > max_depth:
+        raise DecodeError(f"nested more than {MAX_DEPTH} levels deep")
+    return value
+
+
+def decode_strict_file(
+    text: bytes | str, *, parse_float: Any = None, max_depth: int = MAX_DEPTH
+) -> Any:
+    """A vector file's JSON: :func:`decode` with repeated member names refused."""
+    return decode(text, duplicates="refuse", parse_float=parse_float, max_depth=max_depth)
+
+
+def nesting_depth(value: Any) -> int:
+    """How deeply arrays and objects nest in ``value`` (a scalar is 0), without recursion."""
+    deepest = 0
+    stack = [(value, 1)] if isinstance(value, list | dict) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_DEPTH:
+                break
+        items = node.values() if isinstance(node, dict) else node
+        stack.extend((item, depth + 1) for item in items if isinstance(item, list | dict))
+    return deepest
+
+
+def encode(message: Mapping[str, Any]) -> bytes:
+    """One message line: compact JSON, shortest round-trip floats, a trailing newline."""
+    return _ENCODER.encode(message).encode() + b"\n"
+
+
+def encode_body(request: Mapping[str, Any]) -> bytes:
+    """A request line without its opening brace and ``id``: ``"op":...}\\n``, or ``}\\n``.
+
+    The sender writes ``{"id":N,`` (or ``{"id":N``) before it. Non-ASCII text is escaped, so a
+    lone surrogate in a refused field is sent as JSON says rather than failing to encode.
+    """
+    fields = {key: value for key, value in request.items() if key != "id"}
+    return encode(fields)[1:] if fields else b"}\n"
+
+
+# -- typed requests ---------------------------------------------------------------------------
+
+
+class BadRequest(Exception):
+    """A request refused at SPEC.md §3.4 steps 1 and 2: ``bad-request``, or ``unsupported`` for
+    an op the adapter does not implement. ``id`` is the request's id if it had an integer one."""
+
+    def __init__(self, request_id: int | None, message: str, kind: str = "bad-request") -> None:
+        super().__init__(message)
+        self.id = request_id
+        self.message = message
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Hello:
+    op: ClassVar[str] = "hello"
+    required: ClassVar[tuple[str, ...]] = ("protocol",)
+    id: int
+    protocol: Any
+
+
+@dataclass(frozen=True)
+class New:
+    op: ClassVar[str] = "new"
+    required: ClassVar[tuple[str, ...]] = ("params", "seed")
+    id: int
+    params: Any
+    seed: Any
+
+
+@dataclass(frozen=True)
+class Step:
+    op: ClassVar[str] = "step"
+    required: ClassVar[tuple[str, ...]] = ("pos", "attn")
+    id: int
+    pos: Any
+    attn: Any
+
+
+@dataclass(frozen=True)
+class Evict:
+    op: ClassVar[str] = "evict"
+    required: ClassVar[tuple[str, ...]] = ()
+    id: int
+
+
+@dataclass(frozen=True)
+class Scores:
+    op: ClassVar[str] = "scores"
+    required: ClassVar[tuple[str, ...]] = ()
+    id: int
+
+
+@dataclass(frozen=True)
+class Bye:
+    op: ClassVar[str] = "bye"
+    required: ClassVar[tuple[str, ...]] = ()
+    id: int
+
+
+Request = Hello | New | Step | Evict | Scores | Bye
+REQUEST_TYPES: dict[str, type[Request]] = {
+    kind.op: kind for kind in (Hello, New, Step, Evict, Scores, Bye)
+}
+
+
+def request_to_json(request: Request) -> dict[str, Any]:
+    """The request as a JSON object, ``id`` and ``op`` first."""
+    fields = {name: getattr(request, name) for name in request.required}
+    return {"id": request.id, "op": request.op, **fields}
+
+
+def parse_request(message: Any, implemented: Sequence[str] = OPS) -> Request:
+    """The typed request for a decoded message; raise :class:`BadRequest` (SPEC.md §3.4 steps 1-2).
+
+    Only the shape is judged here: the id, the op and the required fields' presence. Values are
+    the policy's to judge (a present field counts whatever its value). Fields beyond those named
+    are ignored. An op of ``OPS`` not in ``implemented`` is ``unsupported``.
+    """
+    if not isinstance(message, dict):
+        raise BadRequest(None, f"request must be an object, got {show(message)}")
+    request_id = message.get("id")
+    if type(request_id) is not int:
+        raise BadRequest(None, f"id must be an integer, got {show(request_id)}")
+    op = message.get("op")
+    kind = REQUEST_TYPES.get(op) if isinstance(op, str) else None
+    if kind is None:
+        raise BadRequest(request_id, f"unknown op {show(op)}")
+    if op not in implemented:
+        raise BadRequest(request_id, f"this adapter does not implement {op}", "unsupported")
+    for name in kind.required:
+        if name not in message:
+            raise BadRequest(request_id, f"{op} request is missing {name!r}")
+    return kind(request_id, *(message[name] for name in kind.required))
+
+
+# -- typed answers ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class HelloAnswer:
+    id: int
+    protocol: int
+    implementation: Mapping[str, str]
+    capabilities: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "ok": True,
+            "protocol": self.protocol,
+            "implementation": dict(self.implementation),
+            "capabilities": list(self.capabilities),
+        }
+
+
+@dataclass(frozen=True)
+class Ack:
+    """The answer to ``new``, ``step`` and ``bye``."""
+
+    id: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ok": True}
+
+
+@dataclass(frozen=True)
+class Victims:
+    id: int
+    victims: Sequence[int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"id": self.id, "ok": True, "victims": list(self.victims)}
+
+
+@dataclass(frozen=True)
+class ScoresAnswer:
+    id: int
+    positions: Sequence[int]
+    sums: Sequence[float]
+    pooled: Sequence[float]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "ok": True,
+            "positions": list(self.positions),
+            "sums": list(self.sums),
+            "pooled": list(self.pooled),
+        }
+
+
+@dataclass(frozen=True)
+class Refusal:
+    id: int | None
+    kind: str
+    message: str
+
+    def to_json(self) -> dict[str, Any]:
+        return refusal(self.id, self.kind, self.message)
+
+
+Answer = HelloAnswer | Ack | Victims | ScoresAnswer | Refusal
+
+
+def refusal(request_id: Any, kind: str, message: str) -> dict[str, Any]:
+    """A protocol v1 refusal answer as a JSON object."""
+    return {"id": request_id, "ok": False, "error": {"kind": kind, "message": message}}
+
+
+def answer_problem(answer: Mapping[str, Any], op: str) -> str | None:
+    """What makes ``answer`` break protocol v1's answer shape for ``op``, or None.
+
+    The id is the driver's to check. Extra fields are allowed (extensions are additive); the
+    contents of ``victims`` are judged as invariants, not here. ``hello`` answers are judged by
+    :func:`hello_problem`.
+    """
+    ok = answer.get("ok")
+    if ok is False:
+        error = answer.get("error")
+        if not isinstance(error, dict):
+            return f"a refusal must carry an error object, got {show(error)}"
+        kind = error.get("kind")
+        if kind not in ERROR_KINDS:
+            return (
+                f"error kind {show(kind)} is not one of protocol v1's kinds "
+                f"({', '.join(ERROR_KINDS)})"
+            )
+        if not isinstance(error.get("message"), str):
+            return f"the {kind} refusal has no string message"
+        return None
+    if ok is not True:
+        without_id = {key: value for key, value in answer.items() if key != "id"}
+        return f"the answer has no boolean ok: {show(without_id)}"
+    if op == "evict" and "victims" not in answer:
+        return "the evict answer has no victims"
+    if op == "scores":
+        return scores_problem(answer)
+    return None
+
+
+def scores_problem(answer: Mapping[str, Any]) -> str | None:
+    """What is wrong with the shape of a successful ``scores`` answer, or None."""
+    positions = answer.get("positions")
+    if not isinstance(positions, list) or not all(type(p) is int for p in positions):
+        return f"scores positions must be a list of integers, got {show(positions)}"
+    for name in ("sums", "pooled"):
+        values = answer.get(name)
+        if not isinstance(values, list) or not all(is_float64(v) for v in values):
+            return f"scores {name} must be a list of numbers (float64), got {show(values)}"
+        if len(values) != len(positions):
+            return f"scores has {len(positions)} positions but {len(values)} {name}"
+    return None
+
+
+def parse_answer(answer: Mapping[str, Any], op: str) -> Answer:
+    """The typed answer to a request of ``op``; raise ValueError naming the broken shape rule."""
+    problem = answer_problem(answer, op)
+    if problem is not None:
+        raise ValueError(problem)
+    request_id: Any = answer.get("id")  # the driver has checked it
+    if answer["ok"] is False:
+        error = answer["error"]
+        return Refusal(request_id, error["kind"], error["message"])
+    if op == "hello":
+        return parse_hello_answer(answer)
+    if op == "evict":
+        return Victims(request_id, answer["victims"])  # its contents are invariants
+    if op == "scores":
+        return ScoresAnswer(request_id, answer["positions"], answer["sums"], answer["pooled"])
+    return Ack(request_id)
+
+
+def parse_hello_answer(answer: Any) -> HelloAnswer:
+    """Check an answer to ``hello`` against protocol v1; raise ValueError naming the fault."""
+    if not isinstance(answer, dict):
+        raise ValueError(f"the answer to hello is not a JSON object: {show(answer)}")
+    if type(answer.get("ok")) is not bool:
+        raise ValueError(
+            f"the answer to hello has no boolean ok (is the program an adapter?): {show(answer)}"
+        )
+    if answer.get("ok") is not True:
+        error = answer.get("error")
+        kind = error.get("kind") if isinstance(error, dict) else None
+        message = error.get("message") if isinstance(error, dict) else None
+        raise ValueError(
+            f"the adapter refused hello for protocol {PROTOCOL_VERSION} "
+            f"({kind}: {message}); it speaks another protocol version"
+        )
+    if answer.get("protocol") != PROTOCOL_VERSION or type(answer.get("protocol")) is not int:
+        raise ValueError(
+            f"the adapter answered hello with protocol {show(answer.get('protocol'))}, "
+            f"this runner speaks protocol {PROTOCOL_VERSION}"
+        )
+    implementation = answer.get("implementation")
+    if not isinstance(implementation, dict):
+        raise ValueError("the answer to hello has no implementation object")
+    for name in ("name", "language", "version"):
+        if not isinstance(implementation.get(name), str):
+            raise ValueError(
+                f"the answer to hello has no string implementation.{name}: "
+                f"{show(implementation.get(name))}"
+            )
+    capabilities = answer.get("capabilities", [])
+    if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
+        raise ValueError(
+            f"capabilities in the answer to hello must be a list of strings, "
+            f"got {show(capabilities)}"
+        )
+    return HelloAnswer(
+        answer.get("id"),  # type: ignore[arg-type]  # the driver checks the id
+        PROTOCOL_VERSION,
+        {name: implementation[name] for name in ("name", "language", "version")},
+        tuple(capabilities),
+    )
+
+
+def is_float64(value: Any) -> bool:
+    """True for a JSON number that has a float64 (scores are float64, SPEC.md §2.6).
+
+    An integer literal is a number too, but one beyond the float64 range (``10**400``) cannot be
+    compared with the reference's scores: ``float()`` raises on it.
+    """
+    if type(value) is float:
+        return True
+    if type(value) is not int:
+        return False
+    try:
+        float(value)
+    except OverflowError:
+        return False
+    return True
+
+
+def show(value: Any, limit: int = 160) -> str:
+    """A wire value for a message, in JSON's words, escaped and capped
+    (:mod:`conformance.spec.text`)."""
+    from conformance.spec.text import json_text
+
+    return json_text(value, limit)
+
+
+# -- the shipped schemas ----------------------------------------------------------------------
+
+Direction = Literal["request", "response"]
+
+
+def validate_message(direction: Direction, message: Any, op: str | None = None) -> list[str]:
+    """Every way ``message`` breaks the shipped protocol schema for ``direction``, as
+    ``pointer: reason`` lines (empty when it validates).
+
+    With ``op`` a response is checked against that op's answer shape (or a refusal) rather than
+    any v1 answer. The schemas are closed and constrain values too, so a message can break them
+    and still be answered (a request with a value the policy refuses, say).
+    """
+    from conformance.spec.schemas import (
+        REQUEST_SCHEMA,
+        RESPONSE_SCHEMA,
+        json_pointer,
+        schema_validator,
+    )
+
+    name = REQUEST_SCHEMA if direction == "request" else RESPONSE_SCHEMA
+    if direction == "response" and op is not None and op in OPS:
+        name = f"{RESPONSE_SCHEMA}#{op}"
+    validator = schema_validator(name)
+    errors = sorted(validator.iter_errors(message), key=lambda e: [str(p) for p in e.absolute_path])
+    return [f"{json_pointer(e.absolute_path) or '/'}: {e.message}" for e in errors]

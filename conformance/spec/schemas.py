@@ -1,0 +1,162 @@
+"""The shipped JSON Schemas (``schema/``) and applying them, fast on big vectors.
+
+JSON Schema's own integer type takes ``4.0``; SPEC.md does not, so every validator here counts
+only JSON integers as integers. :func:`schema_problems` applies the vector schema call by call,
+and a call's big arrays (weights, victims, positions) that provably satisfy their item rules
+are checked in bulk rather than item by item; whenever a call has a problem, the call itself is
+validated, so the messages are jsonschema's own, exactly as a plain validation gives them.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from conformance.suite.vectors import VectorError
+
+VECTOR_SCHEMA = "vector.schema.json"
+REQUEST_SCHEMA = "protocol/request.schema.json"
+RESPONSE_SCHEMA = "protocol/response.schema.json"
+
+INT31_MAX = 2**31 - 1
+#: The schema's bound on a weight (the largest float32), as the schema writes it.
+WEIGHT_MAX = 3.4028234663852886e38
+#: How many distinct call shapes :func:`schema_problems` remembers the verdict of.
+_MEMO_LIMIT = 4096
+_memo: dict[str, bool] = {}
+
+
+@cache
+def _validator_class() -> Any:
+    from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
+
+    # JSON Schema counts 4.0 as an integer; SPEC.md §4.3 does not (ports may read it either way).
+    checker = Draft202012Validator.TYPE_CHECKER.redefine(
+        "integer", lambda _checker, instance: type(instance) is int
+    )
+    return validators.extend(Draft202012Validator, type_checker=checker)
+
+
+def load_schemas(directory: str | Path | None = None) -> dict[str, dict[str, Any]]:
+    """Every ``*.json`` schema under ``schema/``, keyed by its path relative to the directory."""
+    from conformance.spec.resources import schema_dir
+
+    root = Path(directory) if directory is not None else schema_dir()
+    return {
+        path.relative_to(root).as_posix(): json.loads(path.read_text(encoding="utf-8"))
+        for path in sorted(root.rglob("*.json"))
+    }
+
+
+@cache
+def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
+    """A draft 2020-12 validator (strict integers) for ``schema/<name>``, refs resolved.
+
+    ``<file>#<def>`` selects one definition: for a request schema ``#/$defs/<def>``; for the
+    response schema the answer to op ``<def>``, that is its success shape or a refusal.
+    """
+    from referencing import Registry, Resource
+
+    schemas = load_schemas()
+    registry = Registry().with_resources(
+        (schema["$id"], Resource.from_contents(schema))
+        for schema in schemas.values()
+        if isinstance(schema, dict) and "$id" in schema
+    )
+    file, _, definition = name.partition("#")
+    schema = schemas[file]
+    if definition:
+        ref: dict[str, Any] = {"$ref": f"{schema['$id']}#/$defs/{definition}"}
+        if file == RESPONSE_SCHEMA:
+            ref = {
+                "if": {"required": ["ok"], "properties": {"ok": {"const": False}}},
+                "then": {"$ref": f"{schema['$id']}#/$defs/refusal"},
+                "else": ref,
+            }
+        schema = {"$schema": schema["$schema"], **ref}
+    return _validator_class()(schema, registry=registry)
+
+
+def json_pointer(parts: Iterable[Any]) -> str:
+    """The RFC 6901 pointer for a path of keys and indices."""
+    return "".join("/" + str(part).replace("~", "~0").replace("/", "~1") for part in parts)
+
+
+def schema_problems(data: Any, path: str | Path | None, name: str = VECTOR_SCHEMA) -> list:
+    """Every schema violation, as :class:`VectorError`, ordered by pointer.
+
+    For the vector schema, the document is validated with only its first call, and each later
+    call on its own against ``#/$defs/call`` (``items`` applies to each element alone, so this
+    is the same verdict). A call is first reduced to its shape (:func:`_shape`); shapes seen
+    valid before are not validated again.
+    """
+    validator = schema_validator(name)
+    calls = data.get("calls") if isinstance(data, dict) else None
+    if name != VECTOR_SCHEMA or not isinstance(calls, list) or not calls:
+        found = [(list(e.absolute_path), e.message) for e in validator.iter_errors(data)]
+    else:
+        head = {**data, "calls": calls[:1]}
+        found = [(list(e.absolute_path), e.message) for e in validator.iter_errors(head)]
+        call_validator = schema_validator(f"{VECTOR_SCHEMA}#call")
+        for index, call in enumerate(calls[1:], 1):
+            if _shape_is_valid(call, call_validator):
+                continue
+            found.extend(
+                (["calls", index, *e.absolute_path], e.message)
+                for e in call_validator.iter_errors(call)
+            )
+    found.sort(key=lambda item: [str(part) for part in item[0]])
+    return [VectorError(path, json_pointer(parts), message) for parts, message in found]
+
+
+def _shape_is_valid(call: Any, validator: Any) -> bool:
+    """True when ``call`` is valid, judged on its shape (remembered); False when it may not be."""
+    shape = _shape(call)
+    if shape is None:
+        return False
+    key = json.dumps(shape, sort_keys=True)
+    valid = _memo.get(key)
+    if valid is None:
+        valid = validator.is_valid(shape)
+        if len(_memo) >= _MEMO_LIMIT:
+            _memo.clear()
+        _memo[key] = valid
+    return valid
+
+
+def _shape(call: Any) -> dict[str, Any] | None:
+    """``call`` with each value the schema accepts wherever it stands replaced by a fixed one:
+    a weights list of numbers in [0, float32 max] by ``[]``, a position in [0, 2^31 - 1] by
+    0, a victims list of distinct such positions by ``[]``. Valid exactly when ``call`` is."""
+    if not isinstance(call, dict):
+        return None
+    shape = dict(call)
+    attn = shape.get("attn")
+    if type(attn) is list and attn and _weights_in_range(attn):
+        shape["attn"] = []
+    pos = shape.get("pos")
+    if type(pos) is int and 0 <= pos <= INT31_MAX:
+        shape["pos"] = 0
+    expect = shape.get("expect")
+    if type(expect) is dict:
+        victims = expect.get("victims")
+        if type(victims) is list and victims and _positions_distinct(victims):
+            shape["expect"] = {**expect, "victims": []}
+    return shape
+
+
+def _weights_in_range(values: list[Any]) -> bool:
+    """Every item a JSON number (not a boolean) in [0, WEIGHT_MAX], checked at C speed."""
+    if not set(map(type, values)) <= {int, float}:
+        return False
+    return min(values) >= 0 and max(values) <= WEIGHT_MAX
+
+
+def _positions_distinct(values: list[Any]) -> bool:
+    """Every item a JSON integer in [0, 2^31 - 1], none repeated."""
+    if set(map(type, values)) != {int}:
+        return False
+    return min(values) >= 0 and max(values) <= INT31_MAX and len(set(values)) == len(values)

@@ -1,0 +1,225 @@
+"""The suite as ``run`` reads it: ids first, then one vector at a time, weights left as text.
+
+:func:`plan_suite` finds the vector and protocol check files and reads only each file's id (from
+the first lines of a file in the canonical layout, :func:`conformance.suite.vectors.dumps_vector`),
+so that ``-k``, shards and suite order are decided before anything is parsed, in memory
+proportional to the number of files. :func:`read_for_run` then reads one file when its turn
+comes: the calls' fields that judging needs are parsed, and each request line is kept as the
+exact bytes to send.
+A step's attention weights, most of a suite's bytes, are checked to be one JSON array of
+numbers (by a regular expression over the text) and never turned into floats; only a scores
+diagnosis needs them, and it reads the file again (:meth:`SuiteEntry.load`).
+
+The loader's schema check (:func:`conformance.spec.schemas.schema_problems`, the same as
+``validate``'s) is applied to every file, a step's weights aside: they are checked to be a JSON
+array of numbers, and their values are ``validate``'s to judge. A file in another layout is
+read by the loader itself (:func:`conformance.suite.vectors.load_vector`) and its requests encoded:
+the same result, only slower. Any fault is a :class:`conformance.suite.vectors.VectorError` naming
+the file, the JSON pointer and the reason.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from conformance.spec.protocol import decode
+from conformance.suite.vectors import (
+    VECTOR_OPS,
+    Call,
+    Vector,
+    VectorError,
+    is_protocol_check_head,
+    iter_vector_files,
+    load_vector,
+)
+from conformance.transport.session import Prepared
+
+#: How much of a file's head is read for its id.
+HEAD = 4096
+_ID_LINE = re.compile(rb'\A\{\n(?:  "[a-z]+": [^\n]*,\n)*?  "id": ("(?:[^"\\\n]|\\.)*"),\n')
+_NUMBER = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+_ATTN = re.compile(rb"null|\[(?:" + _NUMBER + rb"(?:," + _NUMBER + rb")*)?\]")
+_STEP = re.compile(rb'\{"op":"step","pos":(0|[1-9][0-9]{0,18}),"attn":')
+_EVICT = b'"op":"evict"}\n'
+_STEP_SHOWN = {"op": "step", "pos": 0, "attn": None}
+_CALLS_OPEN = b'  "calls": ['
+
+
+@dataclass(frozen=True)
+class SuiteEntry:
+    """A vector file known by its id; read with :func:`read_for_run` or :meth:`load`."""
+
+    id: str
+    path: Path
+
+    def load(self) -> Vector:
+        """The whole vector, weights included (for a diagnosis)."""
+        return load_vector(self.path)
+
+
+@dataclass(frozen=True)
+class RunnableVector:
+    """A vector ready to send: ``vector`` holds what judging needs (a step's ``attn`` may be
+    absent from its request), ``prepared`` the exact request bytes."""
+
+    vector: Vector
+    prepared: Prepared
+
+
+@dataclass(frozen=True)
+class SuitePlan:
+    """What a suite holds, known by id before anything is parsed: its vectors and its
+    protocol checks (:mod:`conformance.protocol_checks`), each list sorted by id."""
+
+    vectors: list[SuiteEntry]
+    checks: list[SuiteEntry]
+
+
+def plan_suite(paths: Sequence[str | Path]) -> SuitePlan:
+    """Every vector and protocol check file under ``paths`` (``*.json`` files named, or found
+    in the named directories, :func:`conformance.suite.vectors.iter_vector_files`) by id, reading
+    each file's head; raise :class:`VectorError` on a path that cannot be read, a file whose
+    id cannot be read, or an id found twice. A file reached twice counts once."""
+    entries: dict[str, SuiteEntry] = {}
+    checks: set[str] = set()
+    for path in iter_vector_files(paths):
+        vector_id, is_check = _read_id(path)
+        if vector_id in entries:
+            raise VectorError(
+                path, "/id", f"duplicate id {vector_id!r} (also in {entries[vector_id].path})"
+            )
+        entries[vector_id] = SuiteEntry(vector_id, path)
+        if is_check:
+            checks.add(vector_id)
+    ordered = sorted(entries.values(), key=lambda entry: entry.id)
+    return SuitePlan(
+        vectors=[entry for entry in ordered if entry.id not in checks],
+        checks=[entry for entry in ordered if entry.id in checks],
+    )
+
+
+def _read_id(path: Path) -> tuple[str, bool]:
+    """The file's id, and whether it is a protocol check."""
+    try:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            head = os.read(fd, HEAD)
+        finally:
+            os.close(fd)
+    except OSError as error:
+        raise VectorError(path, "", f"cannot read: {error}") from None
+    is_check = is_protocol_check_head(head)
+    match = _ID_LINE.match(head)
+    if match is not None:
+        raw = match.group(1)
+        if b"\\" not in raw:  # the usual id: no escapes to decode
+            try:
+                return raw[1:-1].decode("utf-8"), is_check
+            except UnicodeDecodeError:
+                pass
+        else:
+            try:
+                value = json.loads(raw)
+            except ValueError:
+                value = None
+            if isinstance(value, str):
+                return value, is_check
+    if is_check:  # another layout: parse it once for its id
+        from conformance.protocol_checks import CheckError, load_check
+
+        try:
+            return load_check(path).id, True
+        except CheckError as error:
+            raise VectorError(path, "", str(error).removeprefix(f"{path}: ")) from None
+    return load_vector(path).id, False
+
+
+def read_for_run(entry: SuiteEntry) -> RunnableVector:
+    """Read one vector file for sending (see the module docstring)."""
+    try:
+        data = entry.path.read_bytes()
+    except OSError as error:
+        raise VectorError(entry.path, "", f"cannot read: {error}") from None
+    light = _read_canonical(entry.path, data)
+    if light is not None:
+        return light
+    from conformance.suite.wire import prepare_vector
+
+    vector = load_vector(entry.path)
+    return RunnableVector(vector, prepare_vector(vector))
+
+
+def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
+    """The vector from a file in the canonical layout, or None for any other layout."""
+    start = data.find(b"\n" + _CALLS_OPEN + b"\n")
+    if not data.startswith(b"{\n") or start < 0 or not data.endswith(b"\n  ]\n}\n"):
+        return None
+    try:
+        header = decode(b"{" + data[2:start].rstrip(b",") + b"}", duplicates="refuse")
+    except ValueError:
+        return None
+    lines = data[start + len(_CALLS_OPEN) + 2 : -len(b"\n  ]\n}\n")].split(b"\n")
+    if lines == [b""]:
+        lines = []
+    calls: list[Call] = []
+    raw_calls: list[Any] = []
+    bodies: list[bytes] = []
+    last = len(lines) - 1
+    for number, line in enumerate(lines):
+        if not line.startswith(b"    {"):
+            return None
+        line = line[4:]
+        if number < last:
+            if not line.endswith(b","):
+                return None
+            line = line[:-1]
+        read = _read_call(line)
+        if read is None:
+            return None
+        calls.append(read[0])
+        raw_calls.append(read[2])
+        bodies.append(read[1])
+    if not isinstance(header, dict) or "calls" in header:
+        return None
+    # The loader's schema check, the weights aside: a step's is checked by _ATTN to be a JSON
+    # array of numbers (their values are validate's to judge), so it stands in as null here.
+    from conformance.spec.schemas import schema_problems
+
+    problems = schema_problems({**header, "calls": raw_calls}, path)
+    if problems:
+        raise problems[0]
+    vector = Vector.from_json({**header, "calls": []}, path)
+    vector = Vector(
+        vector.id, vector.description, vector.tags, vector.params, vector.seed, tuple(calls), path
+    )
+    return RunnableVector(vector, Prepared(None, bodies))
+
+
+def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:
+    """A call line as (call, body to send, what the schema is shown), or None if it is not a
+    compact JSON object."""
+    step = _STEP.match(line)
+    end = len(line) - 1
+    if step is not None and line.endswith(b"}") and _ATTN.fullmatch(line, step.end(), end):
+        pos = int(step.group(1))
+        return Call({"op": "step", "pos": pos}), line[1:] + b"\n", {**_STEP_SHOWN, "pos": pos}
+    try:
+        raw = decode(line, duplicates="refuse")
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or raw.get("op") not in VECTOR_OPS:
+        return None
+    request = {key: value for key, value in raw.items() if key != "expect"}
+    if "expect" not in raw:
+        return Call(request), line[1:] + b"\n", raw
+    if request == {"op": "evict"}:
+        return Call(request, raw["expect"]), _EVICT, raw
+    from conformance.transport.session import encode_body
+
+    return Call(request, raw["expect"]), encode_body(request), raw

@@ -1,0 +1,392 @@
+"""The vector model (SPEC.md §4): one JSON file per recorded call sequence with expectations.
+
+This module is the one loader: ``run``, ``validate`` and every other command read vector files
+through :func:`read_document` (one file: strict JSON, then the schema) and :func:`iter_vectors`
+(a vector at a time, ids unique). A vector in the canonical layout (:func:`dumps_vector`: one
+call per line) is parsed line by line, and each call keeps its line's bytes, so the runner sends
+the file's own text (:meth:`Call.body`) rather than re-encoding the weights. The rules beyond
+the schema and the replay on the reference live in :mod:`conformance.suite.validation`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat as stat_module
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.spec.errors import KitError
+from conformance.spec.protocol import MAX_DEPTH, DecodeError, decode_strict_file, encode_body
+
+FORMAT = "snapkv-vector/1"
+#: The ops a vector may record (``hello`` and ``bye`` belong to the session, ``scores`` to
+#: diagnosis: SPEC.md §4.2).
+VECTOR_OPS = ("new", "step", "evict")
+
+
+class VectorError(KitError):
+    """A vector file that cannot be used: names the file, the JSON pointer and the reason."""
+
+    def __init__(self, path: str | Path | None, pointer: str, reason: str) -> None:
+        self.path = str(path) if path is not None else "<vector>"
+        self.pointer = pointer
+        self.reason = reason
+        super().__init__(f"{self.path}: {pointer or '/'}: {reason}")
+
+
+@dataclass(frozen=True)
+class Call:
+    """One recorded request (without ``id``) and what it must produce.
+
+    ``request`` holds the request's fields exactly as the file has them, ``op`` included and
+    ``expect`` removed. ``expect`` is ``None`` (the call must succeed), ``{"victims": [...]}``
+    or ``{"error": "<kind>"}``.
+    """
+
+    request: Mapping[str, Any]
+    expect: Mapping[str, Any] | None = None
+    #: The call's line in its file (``expect`` included), when the file has the canonical
+    #: layout: exactly the text ``request`` and ``expect`` were parsed from.
+    line: bytes | None = field(default=None, compare=False, repr=False)
+
+    @property
+    def op(self) -> str:
+        return str(self.request["op"])
+
+    @property
+    def expected_error(self) -> str | None:
+        return None if self.expect is None else self.expect.get("error")
+
+    @property
+    def expected_victims(self) -> list[int] | None:
+        return None if self.expect is None else self.expect.get("victims")
+
+    def to_json(self) -> dict[str, Any]:
+        data = dict(self.request)
+        if self.expect is not None:
+            data["expect"] = dict(self.expect)
+        return data
+
+    def body(self) -> bytes:
+        """The request as sent, without its opening brace and id (``"op":...}\\n``).
+
+        A call without ``expect`` is its file line as it is (weights verbatim, never parsed
+        and re-encoded); an ``evict`` is the fixed text; anything else is encoded.
+        """
+        if self.line is not None and self.expect is None:
+            return self.line[1:] + b"\n"
+        if len(self.request) == 1 and self.request.get("op") == "evict":
+            return _EVICT_BODY
+        return encode_body(self.request)
+
+
+@dataclass(frozen=True)
+class Vector:
+    """A loaded vector. ``path`` is where it came from (None when built in memory)."""
+
+    id: str
+    description: str
+    tags: tuple[str, ...]
+    params: Mapping[str, Any]
+    seed: Any
+    calls: tuple[Call, ...]
+    path: Path | None = field(default=None, compare=False)
+
+    @classmethod
+    def from_json(
+        cls,
+        data: Any,
+        path: str | Path | None = None,
+        lines: Sequence[bytes] | None = None,
+    ) -> Vector:
+        """Build from decoded JSON; raise :class:`VectorError` on a shape this model can't hold.
+
+        This checks only what the model needs; the loader (:func:`read_document`) applies the
+        schema first. ``lines`` are the calls' lines in the file, one per call, if known.
+        """
+        if not isinstance(data, dict):
+            raise VectorError(path, "", "a vector must be a JSON object")
+        for name in ("id", "description", "tags", "params", "seed", "calls"):
+            if name not in data:
+                raise VectorError(path, "", f"missing required field {name!r}")
+        if data.get("format") != FORMAT:
+            raise VectorError(path, "/format", f"must be {FORMAT!r}, got {data.get('format')!r}")
+        raw_calls = data["calls"]
+        if not isinstance(raw_calls, list):
+            raise VectorError(path, "/calls", "must be a list of calls")
+        calls = []
+        for index, raw in enumerate(raw_calls):
+            if not isinstance(raw, dict) or raw.get("op") not in VECTOR_OPS:
+                raise VectorError(
+                    path, f"/calls/{index}", f"must be an object whose op is one of {VECTOR_OPS}"
+                )
+            request = {key: value for key, value in raw.items() if key != "expect"}
+            line = lines[index] if lines is not None else None
+            calls.append(Call(request, raw.get("expect"), line))
+        tags = data["tags"]
+        return cls(
+            id=str(data["id"]),
+            description=str(data["description"]),
+            tags=tuple(tags) if isinstance(tags, list) else (),
+            params=data["params"],
+            seed=data["seed"],
+            calls=tuple(calls),
+            path=Path(path) if path is not None else None,
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": FORMAT,
+            "id": self.id,
+            "description": self.description,
+            "tags": list(self.tags),
+            # A vector of a refused construction may hold params that are not an object.
+            "params": dict(self.params) if isinstance(self.params, Mapping) else self.params,
+            "seed": self.seed,
+            "calls": [call.to_json() for call in self.calls],
+        }
+
+
+def dumps_vector(vector: Vector) -> str:
+    """The canonical text of a vector file: what the generator writes, byte for byte.
+
+    Top-level fields one per line, each call on a line of its own, compact inside, so that a
+    diff of two suites shows the calls that changed and a person can read a vector top down.
+    """
+    data = vector.to_json()
+    calls = data.pop("calls")
+    lines = [f"  {json.dumps(key)}: {_compact(value)}," for key, value in data.items()]
+    body = ",\n".join(f"    {_compact(call)}" for call in calls)
+    return "{\n" + "\n".join(lines) + '\n  "calls": [\n' + body + "\n  ]\n}\n"
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+_EVICT_BODY = b'"op":"evict"}\n'
+_CALLS_OPEN = b'"calls": [\n'
+
+
+@dataclass
+class Document:
+    """One vector file as read: its JSON (None if it is not strict JSON), its call lines (None
+    unless the layout is canonical), and the problems that make it unusable (JSON, schema)."""
+
+    path: Path | None
+    data: Any = None
+    lines: list[bytes] | None = None
+    problems: list[VectorError] = field(default_factory=list)
+    #: The file's bytes, kept only when there are no lines (to read the weights' literals).
+    raw: bytes | None = field(default=None, repr=False)
+
+    def vector(self) -> Vector:
+        """The usable vector; raise the first problem if there is one."""
+        if self.problems:
+            raise self.problems[0]
+        return Vector.from_json(self.data, self.path, self.lines)
+
+
+def read_document(path: str | Path) -> Document:
+    """Read one vector file: strict JSON (SPEC.md §4.3: no duplicate keys, no NaN, nesting
+    within the codec's limit), then the schema, every problem named by file and pointer."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except OSError as error:
+        return Document(path, problems=[VectorError(path, "", f"cannot read: {error}")])
+    return parse_document(raw, path)
+
+
+def parse_document(raw: bytes, path: str | Path | None = None) -> Document:
+    """A vector file's bytes, read as :func:`read_document` reads the file."""
+    document = Document(Path(path) if path is not None else None)
+    try:
+        document.data, document.lines = _parse(raw)
+    except DecodeError as error:
+        document.problems.append(VectorError(path, "", f"not valid JSON: {error}"))
+        return document
+    if document.lines is None:
+        document.raw = raw
+    from conformance.spec.schemas import schema_problems
+
+    document.problems = schema_problems(document.data, path)
+    return document
+
+
+def _parse(raw: bytes) -> tuple[Any, list[bytes] | None]:
+    """The file's JSON, and its call lines when the layout allows reading it line by line."""
+    split = _split_lines(raw)
+    if split is not None:
+        head, lines = split
+        try:
+            data = decode_strict_file(head)
+            calls = [decode_strict_file(line, max_depth=MAX_DEPTH - 2) for line in lines]
+        except DecodeError:
+            pass  # the whole text's parse names the fault with its real position
+        else:
+            if (
+                isinstance(data, dict)
+                and data.get("calls") == []
+                and all(isinstance(call, dict) for call in calls)
+            ):
+                data["calls"] = calls
+                return data, lines
+    return decode_strict_file(raw), None
+
+
+def _split_lines(raw: bytes) -> tuple[bytes, list[bytes]] | None:
+    """The text before the calls (closed as a document with no calls) and one line per call,
+    if the calls array opens the last top-level member, holds one call per line and then
+    closes the document. A JSON string cannot hold a raw newline, so each line then holds
+    exactly one call, and parsing the pieces is parsing the file."""
+    start = raw.rfind(_CALLS_OPEN)
+    if start < 0:
+        return None
+    rows = raw[start + len(_CALLS_OPEN) :].split(b"\n")
+    while rows and not rows[-1].strip():
+        rows.pop()
+    if len(rows) < 3 or rows[-2].strip() != b"]" or rows[-1].strip() != b"}":
+        return None
+    lines = [row.strip() for row in rows[:-2]]
+    if not all(line.endswith(b",") for line in lines[:-1]) or lines[-1].endswith(b","):
+        return None
+    lines[:-1] = [line[:-1] for line in lines[:-1]]
+    return raw[:start] + b'"calls": []\n}\n', lines
+
+
+def load_vector(path: str | Path) -> Vector:
+    """Read one vector file; raise :class:`VectorError` naming the file on any fault."""
+    return read_document(path).vector()
+
+
+def iter_vector_files(paths: Iterable[str | Path]) -> Iterator[Path]:
+    """Every ``*.json`` file named, or found under the named directories: the one walk of a
+    suite, for ``run`` and ``validate`` alike.
+
+    Directories are listed sorted by name, so files come in a stable order. A symlink to a
+    directory is followed, once: a directory reached again (a link to an ancestor, a second
+    link) is not walked twice, and a file reached twice (``vectors vectors/ties/x.json``, or
+    through two links) is yielded once. Raises :class:`VectorError` naming the path for a
+    path that does not exist, a directory that cannot be listed, or a link that cannot be
+    followed (a link to itself, say): a suite that cannot be read whole is not run in part.
+    """
+    seen_files: set[tuple[int, int]] = set()
+    seen_dirs: set[tuple[int, int]] = set()
+    for raw in paths:
+        path = Path(raw)
+        try:
+            status = path.stat()
+        except OSError as error:
+            if not path.is_symlink() and not path.exists():
+                raise VectorError(path, "", "no such file or directory") from None
+            raise VectorError(path, "", f"cannot read: {error.strerror or error}") from None
+        if stat_module.S_ISDIR(status.st_mode):
+            yield from _walk(path, seen_dirs, seen_files)
+        elif _first_time((status.st_dev, status.st_ino), seen_files):
+            yield path
+
+
+def _walk(
+    top: Path, seen_dirs: set[tuple[int, int]], seen_files: set[tuple[int, int]]
+) -> Iterator[Path]:
+    stack = [top]
+    while stack:
+        directory = stack.pop()
+        try:
+            status = directory.stat()
+            if not _first_time((status.st_dev, status.st_ino), seen_dirs):
+                continue
+            with os.scandir(directory) as listing:
+                entries = sorted(listing, key=lambda entry: entry.name)
+        except OSError as error:
+            raise VectorError(
+                directory, "", f"cannot read the directory: {error.strerror or error}"
+            ) from None
+        subdirectories = []
+        for entry in entries:
+            try:
+                status = entry.stat()  # follows a symlink
+            except OSError as error:
+                raise VectorError(
+                    entry.path, "", f"cannot follow: {error.strerror or error}"
+                ) from None
+            if stat_module.S_ISDIR(status.st_mode):
+                subdirectories.append(Path(entry.path))
+            elif (
+                entry.name.endswith(".json")
+                and stat_module.S_ISREG(status.st_mode)
+                and _first_time((status.st_dev, status.st_ino), seen_files)
+            ):
+                yield Path(entry.path)
+        stack.extend(reversed(subdirectories))  # visited in name order
+
+
+def _first_time(identity: tuple[int, int], seen: set[tuple[int, int]]) -> bool:
+    if identity in seen:
+        return False
+    seen.add(identity)
+    return True
+
+
+class IdRegistry:
+    """Where each vector id was first seen: the one duplicate-id check."""
+
+    def __init__(self) -> None:
+        self._first: dict[str, Path | None] = {}
+
+    def problem(self, vector_id: str, path: Path | None) -> VectorError | None:
+        """The duplicate-id problem for ``vector_id`` read from ``path``, or None (recorded)."""
+        if vector_id in self._first:
+            first = self._first[vector_id]
+            if first is not None and path is not None and first.resolve() == path.resolve():
+                return None  # one file named twice is one vector
+            return VectorError(path, "/id", f"duplicate id {vector_id!r}, also in {first}")
+        self._first[vector_id] = path
+        return None
+
+
+def iter_vectors(paths: Iterable[str | Path]) -> Iterator[Vector]:
+    """Every vector under ``paths``, one at a time in file order; raise :class:`VectorError`
+    on the first file that is not a usable vector (JSON, schema) or repeats an id.
+
+    Memory is one vector's, whatever the size of the suite.
+    """
+    ids = IdRegistry()
+    for path in iter_vector_files(paths):
+        if is_protocol_check_file(path):
+            continue  # read by conformance.protocol_checks
+        vector = read_document(path).vector()
+        duplicate = ids.problem(vector.id, path)
+        if duplicate is not None:
+            raise duplicate
+        yield vector
+
+
+#: The format of a protocol check (:mod:`conformance.protocol_checks`), which shares the suite
+#: directory with the vectors: its opening bytes name it.
+_CHECK_FORMAT = re.compile(rb'"format"\s*:\s*"snapkv-protocol-check/1"')
+
+
+def is_protocol_check_file(path: str | Path) -> bool:
+    """Whether ``path`` is a protocol check rather than a vector (its format says so)."""
+    try:
+        with open(path, "rb") as file:
+            head = file.read(4096)
+    except OSError:
+        return False
+    return is_protocol_check_head(head)
+
+
+def is_protocol_check_head(head: bytes) -> bool:
+    """Whether a file opening with ``head`` (its first 4 KiB or so) is a protocol check."""
+    return _CHECK_FORMAT.search(head) is not None
+
+
+def load_suite(paths: Sequence[str | Path]) -> list[Vector]:
+    """Load every vector under ``paths``, ordered by id; raise on the first bad file."""
+    return sorted(iter_vectors(paths), key=lambda vector: vector.id)

@@ -1,0 +1,285 @@
+"""How fast a port is: adapters timed side by side on the same decode workloads.
+
+Every adapter gets the same pre-encoded request stream through protocol v1 (``hello``, ``new``,
+then decode steps each followed by an ``evict``, then ``bye``), piped in by a writer thread.
+The clock runs from the ``hello`` answer to the end of the adapter's output, so process
+start-up is left out of the wall time (the CPU time, from the kernel's accounting of the
+finished process, includes it). Repeats are interleaved: each repeat runs every adapter once,
+in an order that rotates, so background load on a shared machine falls on all of them alike.
+Rates are medians over the repeats; a ratio is the median of the per-repeat ratios.
+
+The answers must agree: byte for byte, or else value for value (the same JSON after parsing),
+or the run reports the first answer that differs. A workload holds no refusals, so every
+answer is ``ok`` and fully determined by the spec.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import resource
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from conformance.spec.protocol import decode
+from conformance.spec.text import escape
+from conformance.transport import pipes, process
+
+#: The longest answer line read; the longest a workload calls for is a few kilobytes.
+MAX_LINE = 1 << 20
+
+#: The reference adapter's argv, as ``snapkv-conformance run`` starts it.
+REFERENCE_ARGV = (sys.executable, "-m", "conformance", "adapter")
+
+
+@dataclass(frozen=True)
+class Workload:
+    """A decode run: ``steps`` steps of random float32 attention, an evict after each."""
+
+    name: str
+    budget: int
+    recent_window: int
+    obs_window: int
+    pool_kernel: int
+    steps: int
+    seed: int = 0
+
+    @property
+    def params(self) -> dict[str, int]:
+        return {
+            "budget": self.budget,
+            "recentWindow": self.recent_window,
+            "obsWindow": self.obs_window,
+            "poolKernel": self.pool_kernel,
+        }
+
+    def describe(self) -> str:
+        p = self.params
+        return (
+            f"{self.name}: budget {p['budget']}, recentWindow {p['recentWindow']}, "
+            f"obsWindow {p['obsWindow']}, poolKernel {p['poolKernel']}; {self.steps} steps, "
+            "an evict after each"
+        )
+
+    def stream(self) -> bytes:
+        """The request lines; weights are shortest round-trip float32 decimals (SPEC §2.6)."""
+        rng = np.random.default_rng(self.seed)
+        lines = [
+            '{"id":0,"op":"hello","protocol":1}',
+            json.dumps(
+                {"id": 1, "op": "new", "params": self.params, "seed": 0}, separators=(",", ":")
+            ),
+        ]
+        kept = 0
+        for pos in range(self.steps):
+            weights = rng.random(kept, dtype=np.float32).astype(np.float64).tolist()
+            attn = "[" + ",".join(map(repr, weights)) + "]"
+            lines.append(f'{{"id":{2 * pos + 2},"op":"step","pos":{pos},"attn":{attn}}}')
+            lines.append(f'{{"id":{2 * pos + 3},"op":"evict"}}')
+            kept = min(kept + 1, self.budget)
+        lines.append(f'{{"id":{2 * self.steps + 2},"op":"bye"}}')
+        return ("\n".join(lines) + "\n").encode()
+
+
+#: The defaults of SPEC.md §2.1, and a large budget (most time goes on reading 1,024 weights
+#: per step). At steady state every step carries ``budget`` weights and evicts one position.
+WORKLOADS = (
+    Workload("defaults", 512, 16, 16, 7, steps=2000),
+    Workload("large", 1024, 16, 16, 7, steps=3000),
+)
+
+
+class BenchError(Exception):
+    """An adapter that cannot be timed: it did not start, shake hands or finish cleanly."""
+
+
+@dataclass
+class Timing:
+    wall: float  # seconds from the hello answer to the end of output
+    cpu: float  # the adapter process's user + system seconds, start-up included
+    answers: bytes  # everything after the hello answer
+    hello: bytes = b""
+
+
+def identity(hello: bytes) -> str:
+    """``name (language) version`` from a hello answer, or the raw line if it has none."""
+    try:
+        port = decode(hello)["implementation"]
+        return escape(f"{port['name']} ({port['language']}) {port['version']}", one_line=True)
+    except (ValueError, KeyError, TypeError):
+        return _shown(hello[:100])
+
+
+def _shown(line: bytes) -> str:
+    """An adapter's line for a message: decoded (bad bytes replaced), escaped, one line."""
+    return escape(line.decode("utf-8", "replace"), one_line=True)
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def time_adapter(argv: Sequence[str], stream: bytes, timeout: float) -> Timing:
+    """Run one adapter over ``stream`` once, through the one transport; raise BenchError.
+
+    ``timeout`` bounds the whole run, hello included. The answers read are bounded: at most
+    one line per request line, each at most :data:`MAX_LINE` bytes, so an adapter that writes
+    without end cannot grow the bench's memory.
+    """
+    cpu_before = _children_cpu()
+    deadline = time.monotonic() + timeout
+    try:
+        adapter = process.spawn(argv)
+    except process.StartError as error:
+        raise BenchError(str(error)) from None
+    reader = pipes.LineReader(adapter.stdout, MAX_LINE)
+    due = stream.count(b"\n")
+    lines: list[bytes] = []
+    start = 0.0
+    try:
+        adapter.write(stream)
+        adapter.close_input()
+        while len(lines) < due:
+            got = reader.next(max(0.0, deadline - time.monotonic()))
+            if got is None:
+                raise BenchError(f"{argv[0]}: no answer within the {timeout:g} s timeout")
+            tag, line = got
+            if tag != pipes.LINE:
+                if tag == pipes.OVERLONG:
+                    raise BenchError(f"{argv[0]}: an answer longer than {MAX_LINE} bytes")
+                break
+            if not lines:
+                start = time.perf_counter()
+            lines.append(line)
+        wall = time.perf_counter() - start
+        status = adapter.wait(max(0.0, deadline - time.monotonic()))
+    finally:
+        adapter.kill()
+        reader.close()
+    cpu = _children_cpu() - cpu_before
+    hello = lines[0] if lines else b""
+    if not hello.startswith(b"{") or b'"ok":true' not in hello:
+        raise BenchError(f"{argv[0]}: no successful hello answer (got {_shown(hello[:200])})")
+    if status is None:
+        raise BenchError(f"{argv[0]}: did not exit after its input ended (killed)")
+    if status != 0:
+        raise BenchError(f"{argv[0]}: exit status {status}")
+    return Timing(wall, cpu, b"".join(lines[1:]), hello)
+
+
+@dataclass
+class Side:
+    """One adapter's timings on one workload."""
+
+    label: str
+    argv: Sequence[str]
+    timings: list[Timing] = field(default_factory=list)
+
+    def rate(self, steps: int, cpu: bool = False) -> float:
+        return statistics.median(steps / (t.cpu if cpu else t.wall) for t in self.timings)
+
+
+@dataclass
+class WorkloadResult:
+    workload: Workload
+    sides: list[Side]  # the reference first
+    agreement: dict[str, str]  # label -> "bytes", "values" or what differs first
+
+    def ratio(self, side: Side, cpu: bool = False) -> float:
+        """The median over the repeats of side's rate over the reference's."""
+        reference = self.sides[0]
+        pairs = zip(side.timings, reference.timings, strict=True)
+        if cpu:
+            return statistics.median(r.cpu / t.cpu for t, r in pairs)
+        return statistics.median(r.wall / t.wall for t, r in pairs)
+
+
+def agreement(reference: bytes, port: bytes) -> str:
+    """``bytes`` or ``values`` when the answers agree, otherwise the first difference."""
+    if port == reference:
+        return "bytes"
+    want, got = reference.splitlines(), port.splitlines()
+    for index, (w, g) in enumerate(zip(want, got, strict=False)):
+        try:
+            same = decode(w) == decode(g)
+        except ValueError:
+            same = False
+        if not same:
+            return (
+                f"answer {index + 2} differs: reference {_shown(w[:120])}, port {_shown(g[:120])}"
+            )
+    if len(want) != len(got):
+        return f"{len(got) + 1} answers, the reference gave {len(want) + 1}"
+    return "values"
+
+
+def bench(
+    adapters: Sequence[tuple[str, Sequence[str]]],
+    workloads: Sequence[Workload] = WORKLOADS,
+    repeats: int = 5,
+    timeout: float = 600.0,
+    progress: Callable[[str], None] | None = None,
+) -> list[WorkloadResult]:
+    """Time every adapter on every workload, the first adapter being the reference.
+
+    ``adapters`` are ``(label, argv)`` pairs. Raises BenchError when an adapter fails.
+    """
+    results = []
+    for workload in workloads:
+        stream = workload.stream()
+        sides = [Side(label, argv) for label, argv in adapters]
+        for repeat in range(repeats):
+            shift = repeat % len(sides)
+            for side in sides[shift:] + sides[:shift]:
+                if progress is not None:
+                    progress(f"{workload.name}: repeat {repeat + 1}/{repeats}, {side.label}")
+                side.timings.append(time_adapter(side.argv, stream, timeout))
+        reference = sides[0].timings[-1].answers
+        agree = {s.label: agreement(reference, s.timings[-1].answers) for s in sides[1:]}
+        results.append(WorkloadResult(workload, sides, agree))
+    return results
+
+
+def agreed(results: Sequence[WorkloadResult]) -> bool:
+    return all(v in ("bytes", "values") for r in results for v in r.agreement.values())
+
+
+def format_results(results: Sequence[WorkloadResult], repeats: int) -> str:
+    """The table: per workload and adapter, steps per second and the ratio to the reference,
+    by wall time and by CPU time, and whether the answers agreed."""
+    lines = []
+    for result in results:
+        steps = result.workload.steps
+        lines.append(result.workload.describe())
+        width = max(len(side.label) for side in result.sides)
+        lines.append(
+            f"  {'adapter':<{width}} {'steps/s':>9} {'x ref':>7} {'CPU steps/s':>12} {'x ref':>7}"
+            "  answers"
+        )
+        for index, side in enumerate(result.sides):
+            answers = "reference" if index == 0 else result.agreement[side.label]
+            if answers in ("bytes", "values"):
+                answers = f"agree ({'byte for byte' if answers == 'bytes' else 'by value'})"
+            lines.append(
+                f"  {side.label:<{width}} {side.rate(steps):>9,.0f}"
+                f" {result.ratio(side):>7.2f} {side.rate(steps, cpu=True):>12,.0f}"
+                f" {result.ratio(side, cpu=True):>7.2f}  {answers}"
+            )
+    lines.append(
+        f"medians of {repeats} interleaved repeats; x ref is the median per-repeat ratio; "
+        f"wall time from the hello answer to the last answer, CPU time of the whole process"
+    )
+    return "\n".join(lines)
+
+
+def load_average() -> str:
+    try:
+        return "load average " + " ".join(f"{v:.1f}" for v in os.getloadavg())
+    except OSError:
+        return "load average unknown"

@@ -1,0 +1,381 @@
+"""Differential fuzzing: random scenarios on the reference and on a port, shrunk to a vector.
+
+:func:`fuzz` lets hypothesis draw scenarios (:func:`conformance.tools.scenarios.play`) round by
+round, sends each round to the port through one persistent adapter, and compares every answer
+with the reference's: success or refusal, the error kind, and the victims (not messages, not
+scores: only what a vector can expect). A scenario stops at the first round that differs, so
+hypothesis never draws past a difference and its shrinker has no tail to trim. The scenario is
+then shrunk to a minimal one, and :func:`difference_vector` turns it into a schema-valid vector
+whose expectations are the reference's answers, so that ``snapkv-conformance run`` fails on the
+port for the same reason.
+
+Runs are deterministic for a given seed and adapter: the example database is off and the
+random source is seeded.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, cast
+
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
+from hypothesis import seed as hypothesis_seed
+from hypothesis import strategies as st
+from hypothesis.errors import Flaky
+
+from conformance.adapter.server import PolicyFactory
+from conformance.policy.reference import new_policy
+from conformance.suite.vectors import Vector, dumps_vector
+from conformance.tools.scenarios import Scenario, play, replay
+
+DEFAULT_MAX_EXAMPLES = 400
+#: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.
+DEFAULT_MAX_SHRINKS = 500
+FUZZ_TAG = "fuzz"
+
+
+class Target(Protocol):
+    """What the fuzzer needs of an adapter connection (``conformance.transport.session`` provides
+    it)."""
+
+    def exchange(self, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
+
+    def restart(self) -> Any: ...
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first answer in a scenario where the port and the reference part ways."""
+
+    call_index: int
+    expected: str  # the reference's answer, summarised
+    actual: str  # the port's answer, summarised
+
+    def describe(self, scenario: Scenario) -> str:
+        op = scenario.calls[self.call_index]["op"]
+        return (
+            f"at calls[{self.call_index}] ({op}) the reference answers {self.expected} "
+            f"but the port answered {self.actual}"
+        )
+
+
+@dataclass(frozen=True)
+class Finding:
+    """A shrunk failing scenario and how it was found."""
+
+    scenario: Scenario
+    difference: Difference
+    examples_to_find: int  # scenarios run up to and including the first failing one
+    shrink_attempts: int  # scenarios run after that while shrinking
+
+
+@dataclass(frozen=True)
+class FuzzResult:
+    examples: int  # scenarios run in all, shrinking included
+    finding: Finding | None
+
+
+class _DifferenceFound(Exception):
+    """Raised inside the hypothesis test to mark a scenario as failing (and shrink it)."""
+
+
+class _ShrinkBudgetSpent(BaseException):
+    """Stops hypothesis once the shrink budget is spent (a BaseException, so it is not shrunk)."""
+
+
+class AdapterLost(BaseException):
+    """The adapter could not be restarted: fuzzing cannot go on.
+
+    Derived from BaseException on purpose: hypothesis treats every ``Exception`` raised by a
+    test as a failure to shrink, and a port that cannot start is not a finding.
+    """
+
+
+class NondeterministicAdapter(Exception):
+    """The same scenario failed once and passed when replayed: the port is not deterministic."""
+
+
+def summarise(response: dict[str, Any]) -> str:
+    """The part of a response the fuzzer compares, as a short text."""
+    if response.get("ok") is True:
+        if "victims" in response:
+            return f"victims {json.dumps(response['victims'])}"
+        return "ok"
+    if response.get("ok") is False and isinstance(response.get("error"), dict):
+        return f"refusal {response['error'].get('kind')!r}"
+    return f"malformed response {json.dumps(response)[:120]}"
+
+
+def compare(
+    expected: Sequence[dict[str, Any]], actual: Sequence[dict[str, Any]], offset: int = 0
+) -> Difference | None:
+    """The first answer that differs in outcome, error kind or victims, if any.
+
+    ``expected[i]`` and ``actual[i]`` answer call ``offset + i`` of the scenario.
+    """
+    for index, wanted in enumerate(expected):
+        got = actual[index] if index < len(actual) else {}
+        if summarise(wanted) != summarise(got):
+            return Difference(offset + index, summarise(wanted), summarise(got))
+    return None
+
+
+def exchange_and_compare(
+    target: Target,
+    calls: Sequence[dict[str, Any]],
+    expected: Sequence[dict[str, Any]],
+    offset: int = 0,
+) -> Difference | None:
+    """Send ``calls`` (calls ``offset`` onward of a scenario) and compare the answers.
+
+    An adapter that crashes, hangs or breaks the protocol is a difference at the call it failed
+    on; the adapter is then restarted.
+    """
+    from conformance.transport.session import AdapterFailure
+
+    try:
+        actual = target.exchange([dict(call) for call in calls])
+    except AdapterFailure as failure:
+        _restart(target)
+        # An extra answer to an earlier scenario's request (failure.earlier) shows up here
+        # too; it is blamed on this exchange's first call, and hypothesis then reports the
+        # adapter as nondeterministic when the replay passes.
+        index = 0 if failure.earlier else max(0, min(failure.call_index, len(calls) - 1))
+        return Difference(
+            offset + index, summarise(expected[index]), f"{failure.kind} ({failure.detail})"
+        )
+    return compare(expected, actual, offset)
+
+
+def differential(scenario: Scenario, target: Target) -> Difference | None:
+    """Run a whole scenario on ``target`` in one exchange and compare with the reference."""
+    return exchange_and_compare(target, scenario.calls, scenario.expected)
+
+
+def _restart(target: Target) -> None:
+    try:
+        target.restart()
+    except Exception as error:
+        raise AdapterLost(f"the adapter could not be restarted: {error}") from error
+
+
+def _size(scenario: Scenario) -> tuple[int, int]:
+    """How big a failing scenario is, to keep the smallest seen when shrinking is cut short."""
+    return len(scenario.calls), len(json.dumps(scenario.calls))
+
+
+class _Search:
+    """The state of one fuzzing run, shared by the hypothesis test and :func:`fuzz`."""
+
+    def __init__(
+        self,
+        target: Target,
+        max_examples: int,
+        max_shrinks: int,
+        progress: Progress | None,
+        reference: PolicyFactory = new_policy,
+    ) -> None:
+        self.target = target
+        self.max_examples = max_examples
+        self.reference = reference
+        self.max_shrinks = max_shrinks
+        self.progress = progress
+        self.run = 0
+        self.found_at = 0
+        self.best: tuple[Scenario, Difference] | None = None
+
+    def check(self, data: st.DataObject) -> None:
+        # Hypothesis may draw a few more examples than max_examples (it does not count some);
+        # stopping here keeps "up to N examples" true.
+        over_budget = not self.found_at and self.run >= self.max_examples
+        spent = over_budget or (self.found_at and self.run - self.found_at >= self.max_shrinks)
+        self.run += not over_budget  # a scenario drawn only to stop is not counted
+        found: list[Difference] = []
+
+        def observe(calls: Sequence[dict[str, Any]], expected: Sequence[dict[str, Any]]) -> bool:
+            offset = len(scenario_calls)
+            scenario_calls.extend(calls)
+            difference = exchange_and_compare(self.target, calls, expected, offset)
+            if difference is not None:
+                found.append(difference)
+            return difference is not None
+
+        scenario_calls: list[dict[str, Any]] = []
+        scenario = play(cast(st.DrawFn, data.draw), observe, self.reference)
+        if spent:
+            # Stop only after drawing as usual: hypothesis takes a run that draws less than
+            # an earlier run of the same choices for a flaky strategy.
+            raise _ShrinkBudgetSpent
+        difference = found[0] if found else None
+        if difference is not None:
+            self.found_at = self.found_at or self.run
+            if self.best is None or _size(scenario) <= _size(self.best[0]):
+                self.best = (scenario, difference)
+        if self.progress is not None:
+            shrinks = self.run - self.found_at if self.found_at else None
+            self.progress(self.found_at or self.run, shrinks)
+        if difference is not None:
+            raise _DifferenceFound(difference.describe(scenario))
+
+    def result(self) -> FuzzResult:
+        if self.best is None:
+            return FuzzResult(self.run, None)
+        scenario, difference = self.best
+        shrinks = self.run - self.found_at
+        return FuzzResult(self.run, Finding(scenario, difference, self.found_at, shrinks))
+
+
+#: ``progress(examples, shrink_attempts)``; ``shrink_attempts`` is None until a difference.
+Progress = Callable[[int, int | None], None]
+
+
+def fuzz(
+    target: Target,
+    *,
+    max_examples: int = DEFAULT_MAX_EXAMPLES,
+    seed: int = 0,
+    max_shrinks: int = DEFAULT_MAX_SHRINKS,
+    progress: Progress | None = None,
+    reference: PolicyFactory = new_policy,
+) -> FuzzResult:
+    """Fuzz ``target`` (an adapter already started) against the reference; shrink and return
+    the first difference found.
+
+    At most ``max_examples`` scenarios are generated; once one differs, at most
+    ``max_shrinks`` more are run to shrink it, and the smallest failing one is kept. Raises
+    :class:`AdapterLost` when the adapter cannot be restarted after a failure and
+    :class:`NondeterministicAdapter` when a failing scenario passes on replay.
+
+    ``reference`` answers the scenarios instead of the reference policy: a catalogued mistake
+    the port is known to make (see :func:`accepting`), so that the next, different mistake is
+    found rather than the known one again.
+    """
+    search = _Search(target, max_examples, max_shrinks, progress, reference)
+
+    @settings(
+        max_examples=max_examples,
+        database=None,  # no example database: a run depends on its seed alone
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.generate, Phase.shrink),
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        search.check(data)
+
+    try:
+        hypothesis_seed(seed)(check)()
+    except (_DifferenceFound, _ShrinkBudgetSpent):
+        pass
+    except Flaky as error:
+        raise NondeterministicAdapter(str(error)) from None
+    result = search.result()
+    if result.finding is not None:
+        finding = _without_leading_new(result.finding, target, reference)
+        result = FuzzResult(result.examples, finding)
+    return result
+
+
+def accepting(names: Sequence[str]) -> PolicyFactory:
+    """The policy with the catalogued mistakes ``names`` made at once, as a factory; raise
+    ValueError for an unknown name or mistakes that override the same step of the policy."""
+    from conformance import mutants
+    from conformance.explain.triage import compose
+    from conformance.policy.reference import SnapKV
+
+    try:
+        chosen = [mutants.lookup(name) for name in dict.fromkeys(names)]
+    except KeyError as error:
+        raise ValueError(error.args[0]) from None
+    policy = compose([mutant.policy for mutant in chosen], SnapKV)
+    if policy is None:
+        raise ValueError(
+            f"the mistakes {', '.join(names)} change the same step of the policy, so they "
+            "cannot be accepted together"
+        )
+    return policy
+
+
+def _without_leading_new(
+    finding: Finding, target: Target, reference: PolicyFactory = new_policy
+) -> Finding:
+    """Drop constructions that an accepted ``new`` right after them makes pointless.
+
+    The first ``new`` is not an action hypothesis can delete, so a difference that needs other
+    parameters shrinks to two constructions in a row; the first one only distracts a reader.
+    """
+    while True:
+        calls, expected = finding.scenario.calls, finding.scenario.expected
+        if len(calls) < 2 or calls[1]["op"] != "new" or expected[1].get("ok") is not True:
+            return finding
+        shorter = replay(calls[1:], reference)
+        difference = differential(shorter, target)
+        if difference is None:
+            return finding
+        finding = Finding(
+            shorter, difference, finding.examples_to_find, finding.shrink_attempts + 1
+        )
+
+
+# -- saving a finding as a vector --------------------------------------------------------------
+
+#: The "Catches:" half of a finding's description, as the findings builder also writes it.
+CATCHES = "the difference it was found for, should it come back."
+
+
+def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
+    """The vector that pins ``finding``: its calls up to the first difference, id
+    ``fuzz/<hash of the calls>``, expectations filled by the generator from the reference."""
+    from conformance.tools.generate.builders import Draft, Planned
+    from conformance.tools.generate.generator import realize
+
+    scenario, difference = finding.scenario, finding.difference
+    last = difference.call_index + 1
+    draft = Draft(
+        "fuzz/" + _digest(scenario.calls[:last]),
+        pins=(
+            f"Found by snapkv-conformance fuzz (seed {seed}) against {port}: "
+            f"{difference.describe(scenario)}."
+        ),
+        catches=CATCHES,
+        tags=(FUZZ_TAG,),
+        params=scenario.params,
+        seed=scenario.seed,
+    )
+    for call, answer in zip(scenario.calls[1:last], scenario.expected[1:last], strict=True):
+        refuse = None if answer.get("ok") is True else answer["error"]["kind"]
+        draft.calls.append(Planned(dict(call), refuse))
+    return realize(draft)
+
+
+def _digest(calls: Sequence[dict[str, Any]]) -> str:
+    text = json.dumps(list(calls), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+def save_vector(vector: Vector, directory: str | Path) -> Path:
+    """Write ``vector`` as ``<directory>/<id>.json`` in canonical form; return the path."""
+    from conformance.report.outputs import write_text
+
+    path = Path(directory) / f"{vector.id}.json"
+    write_text(path, dumps_vector(vector))
+    return path
+
+
+def in_the_way(directory: str | Path, vector: Vector) -> Path | None:
+    """The path that stops ``vector`` being saved under ``directory``: the first of its
+    parent directories that exists and is not a directory (``<directory>/fuzz`` a file)."""
+    path = Path(directory)
+    for part in Path(vector.id).parent.parts:
+        path = path / part
+        if path.exists() and not path.is_dir():
+            return path
+    return None

@@ -1,0 +1,69 @@
+"""Traps for catalogued wrong ports that the rest of the suite does not catch by name.
+
+Each vector here is a mutant's witness (:mod:`conformance.mutants`): the small scenario on
+which that porting mistake answers differently from the reference. Its description names the
+mistake and where it comes from, so a porter whose port fails ``mutant-traps/<name>`` knows
+what they did. The reference fills every expectation
+(:func:`conformance.tools.generate.generator.realize`); the refusals a witness provokes are the ones
+the reference gives.
+
+:data:`TRAPPED` lists the mutants that get a trap: those that no other committed vector kills
+*and* names (``snapkv-conformance mutants`` shows which). A mutant guarded elsewhere needs no
+trap; a trap for it would only repeat that vector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from conformance.adapter.replay import replay
+from conformance.mutants import lookup
+from conformance.mutants._base import Mutant
+from conformance.tools.generate.builders import Draft, builder
+
+#: Mutants that get a trap vector, with the tags of the vector (from ``vectors/TAGS.md``).
+TRAPPED: dict[str, tuple[str, ...]] = {
+    # A boolean budget is refused by a lax port too when the 1 it reads breaks recentWindow <
+    # budget; a boolean obsWindow read as 1 is a valid construction, so only this shows it.
+    "boolean-param-accepted": ("params",),
+    "gaps-refused": ("gaps", "position"),
+    "non-integer-position-bad-request": ("position",),
+    "wrong-length-bad-request": ("attention",),
+    "per-position-cursor": ("ring", "summation"),
+    "backward-only-pooling": ("pooling",),
+    "pool-then-sum": ("pooling",),
+    "greedy-rescoring": ("eviction-count", "pooling"),
+    # Scores divided by a position's age kill many vectors, but none says so.
+    "openvino-norm-sum": ("summation",),
+}
+
+
+def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:
+    """The witness of ``mutant`` as a draft, refusals marked as the reference refuses them."""
+    witness = mutant.witness
+    answers = replay(witness.requests())
+    kinds = [None if answer["ok"] else answer["error"]["kind"] for answer in answers]
+    draft = Draft(
+        f"mutant-traps/{mutant.name}",
+        pins=f"SPEC.md {mutant.rule}, on the smallest scenario where breaking it shows.",
+        catches=f"{mutant.name}: {mutant.origin}.",
+        tags=tags,
+        params=dict(witness.params),
+        seed=witness.seed,
+        refuse=kinds[0],
+    )
+    for request, kind in zip(witness.calls, kinds[1:], strict=True):
+        if request["op"] == "evict":
+            draft.evict()
+        elif kind is None:
+            draft.step(request["pos"], request["attn"])
+        else:
+            draft.refuse_step(kind, request["pos"], request["attn"])
+    return draft
+
+
+@builder
+def witnesses() -> Iterator[Draft]:
+    """One trap per mutant in :data:`TRAPPED`."""
+    for name, tags in TRAPPED.items():
+        yield trap(lookup(name), tags)
