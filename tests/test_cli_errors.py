@@ -150,6 +150,51 @@ def test_interrupting_run_kills_the_adapters_without_a_traceback(
     wait_for(lambda: not any(alive(pid) for pid in pids), "the adapters to be killed")
 
 
+def test_interrupting_the_protocol_checks_writes_what_finished_within_moments(tmp_path):
+    """The signal policy in the check phase: every adapter is killed at once (the checks in
+    flight end with them, and no new one starts), the vectors and checks that finished are
+    written to --report and --junit, and the exit status is 130."""
+    markers = tmp_path / "markers"
+    markers.mkdir()
+    script = tmp_path / "hangs-on-crlf.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import os, signal, sys, time
+            sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+            from conformance.adapter.server import Session, encode
+            signal.signal(signal.SIGINT, signal.SIG_IGN)
+            session = Session()
+            open(os.path.join({str(markers)!r}, f"started-{{os.getpid()}}"), "w").close()
+            for line in sys.stdin.buffer:
+                if b"\\r" in line:
+                    open(os.path.join({str(markers)!r}, f"hung-{{os.getpid()}}"), "w").close()
+                    time.sleep(3600)
+                answer = session.handle_line(line)
+                if answer is not None:
+                    sys.stdout.buffer.write(encode(answer))
+                    sys.stdout.buffer.flush()
+            """
+        )
+    )
+    report, junit = tmp_path / "report.json", tmp_path / "junit.xml"
+    command = cli_argv(
+        "run", "-k", "ties/", "-k", "protocol/", "--adapter", f"{sys.executable} {script}",
+        "--timeout", "60", "--report", str(report), "--junit", str(junit),
+    )  # fmt: skip
+    started = time.monotonic()
+    proc, _, err, pids = interrupt(command, tmp_path, markers, signal.SIGINT)
+    assert proc.returncode == 130, err
+    assert err.endswith("snapkv-conformance run: interrupted\n") and "Traceback" not in err
+    assert time.monotonic() - started < BOUND
+    wait_for(lambda: not any(alive(pid) for pid in pids), "the adapters to be killed")
+    written = json.loads(report.read_text())
+    assert written["interrupted"] is True and written["ok"] is False
+    ids = [result["id"] for result in written["results"]]
+    assert sum(i.startswith("ties/") for i in ids) == 16 and "protocol/crlf" not in ids
+    assert junit.read_text().count("<testcase ") == len(ids)
+
+
 def test_interrupting_fuzz_kills_the_adapter_without_a_traceback(tmp_path):
     argv, markers = stuck_adapter(tmp_path)
     command = cli_argv("fuzz", "--adapter", " ".join(argv), "--seed", "1", "--timeout", "60")

@@ -26,10 +26,12 @@ from typing import TYPE_CHECKING, Union
 
 from conformance.judge import checker
 from conformance.judge.checker import VectorResult, Verdict
+from conformance.protocol_checks import ProtocolCheck, load_check, run_checks
 from conformance.runner.window import Job, Settled, Window
 from conformance.suite.discovery import shard_vectors
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import Vector
+from conformance.transport import process
 from conformance.transport.session import Adapter, AdapterProcess, Handshake
 
 if TYPE_CHECKING:
@@ -61,6 +63,8 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     #: The :class:`conformance.explain.triage.Triage` of a failing run, when one was asked for.
     triage: Triage | None = None
+    #: Stopped by SIGINT or SIGTERM: ``results`` hold only the items that finished.
+    interrupted: bool = False
 
     @property
     def counts(self) -> dict[str, int]:
@@ -92,6 +96,84 @@ def make_job(index: int, item: SuiteItem) -> Job:
 
     vector = item
     return Job(index, vector, prepare_vector(vector), lambda: vector)
+
+
+# -- the one run ------------------------------------------------------------------------------
+
+
+@dataclass
+class Run:
+    """The suite as every front end runs it (``run``, ``matrix``, the pytest plugin's items):
+    the vectors on persistent adapters (:func:`run_suite`), then each protocol check in a
+    session of its own (:func:`conformance.protocol_checks.run_checks`), so a port fails the
+    same items whichever front end runs it.
+
+    ``vectors`` and ``checks`` are what was selected (``-k`` and shards already applied,
+    :func:`conformance.suite.discovery.select_items`); files are read when their turn comes.
+    ``shard`` is only reported. Protocol checks need a program (``adapter_argv``): with an
+    ``adapter_factory`` (an in-process adapter) only vectors run. ``progress(result, done,
+    total)`` is called as each item is judged, vectors first, and never after SIGINT or SIGTERM
+    (:func:`conformance.transport.process.interrupt_all`), so that a front end can write
+    what finished.
+    """
+
+    vectors: Sequence[SuiteItem]
+    checks: Sequence[SuiteEntry | ProtocolCheck] = ()
+    adapter_argv: Sequence[str] | None = None
+    adapter_factory: Callable[[], Adapter] | None = None
+    jobs: int = 1
+    timeout: float = 10.0
+    shard: tuple[int, int] | None = None
+    known_failures: Iterable[str] = ()
+    progress: Progress | None = None
+    validate_protocol: bool = False
+
+    def execute(self) -> RunResult:
+        """Run everything; raise :class:`AdapterStartError` when the adapter cannot start,
+        :class:`VectorError` or :class:`CheckError` for a file the runner cannot use, and
+        :class:`StartError` when the adapter no longer starts for the checks."""
+        known = set(self.known_failures)
+        began = time.monotonic()
+        given = self.progress
+
+        def progress(result: VectorResult, done: int, total: int) -> None:
+            # After SIGINT or SIGTERM the adapters were killed by the kit, not by their bugs:
+            # what is judged from then on is not a result of the port.
+            if given is not None and not process.interrupted():
+                given(result, done, total)
+
+        if self.vectors:
+            result = run_suite(
+                self.vectors,
+                self.adapter_argv,
+                adapter_factory=self.adapter_factory,
+                jobs=self.jobs,
+                timeout=self.timeout,
+                known_failures=known,
+                progress=progress,
+                validate_protocol=self.validate_protocol,
+            )
+        else:
+            argv = list(self.adapter_argv) if self.adapter_argv is not None else None
+            result = RunResult([], None, adapter_argv=argv, jobs=self.jobs, timeout=self.timeout)
+        result.shard = self.shard
+        if self.checks and self.adapter_argv is not None:
+            checks = [
+                item if isinstance(item, ProtocolCheck) else load_check(item.path)
+                for item in self.checks
+            ]
+            result.results.extend(
+                run_checks(
+                    checks,
+                    self.adapter_argv,
+                    timeout=self.timeout,
+                    jobs=self.jobs,
+                    known_failures=known,
+                    progress=progress,
+                )
+            )
+        result.duration = time.monotonic() - began
+        return result
 
 
 # -- running ---------------------------------------------------------------------------------

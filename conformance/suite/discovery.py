@@ -47,6 +47,7 @@ class _HasId(Protocol):
 
 
 _V = TypeVar("_V", bound=_HasId)
+_C = TypeVar("_C", bound=_HasId)
 
 
 def matches(vector_id: str, pattern: str) -> bool:
@@ -87,6 +88,20 @@ def shard_vectors(vectors: Sequence[_V], shard: tuple[int, int] | None) -> list[
     ranked = sorted(v.id for v in vectors)
     chosen = {vector_id for rank, vector_id in enumerate(ranked) if rank % count == index - 1}
     return [v for v in vectors if v.id in chosen]
+
+
+def select_items(
+    vectors: Sequence[_V],
+    checks: Sequence[_C],
+    patterns: Sequence[str] | None,
+    shard: tuple[int, int] | None,
+) -> tuple[list[_V], list[_C]]:
+    """What a run runs: the vectors and the protocol checks whose ids match ``patterns``
+    (:func:`select`), then shard ``I/N`` of each (:func:`shard_vectors`), in the given order."""
+    return (
+        shard_vectors(select(vectors, patterns), shard),
+        shard_vectors(select(checks, patterns), shard),
+    )
 
 
 class KnownFailuresError(KitError, ValueError):

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import shlex
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from conformance.cli.commands._options import (
     add_count,
@@ -21,6 +21,10 @@ from conformance.cli.commands._options import (
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
+
+if TYPE_CHECKING:
+    from conformance.report.terminal import RunContext
+    from conformance.runner.run import RunResult
 
 HELP = "Run the vector suite against an adapter and judge every answer."
 
@@ -83,21 +87,18 @@ def run(args: argparse.Namespace) -> int:
     from conformance import protocol_checks
     from conformance.judge.checker import VectorResult
     from conformance.report import terminal
-    from conformance.report.outputs import write_text
     from conformance.runner import run
     from conformance.spec import resources
     from conformance.suite import discovery
     from conformance.suite.stream import plan_suite
     from conformance.suite.vectors import VectorError
-    from conformance.transport.process import StartError
+    from conformance.transport.process import CommandError, StartError, split_command
     from conformance.transport.session import AdapterStartError
 
     try:
-        adapter_argv = shlex.split(args.adapter) if args.adapter is not None else default_adapter()
-    except ValueError as error:
-        return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
-    if not adapter_argv:
-        return _error("--adapter is empty")
+        adapter_argv = default_adapter() if args.adapter is None else split_command(args.adapter)
+    except CommandError as error:
+        return _error(str(error))
     try:
         shard = discovery.parse_shard(args.shard) if args.shard is not None else None
     except ValueError as error:
@@ -129,15 +130,9 @@ def run(args: argparse.Namespace) -> int:
     entries, checks = plan.vectors, plan.checks
     if not entries and not checks:
         return stop(f"no vectors found in {', '.join(paths)}")
-    selected = discovery.select(entries, args.patterns)
-    selected_checks = [
-        check
-        for check in checks
-        if not args.patterns or any(discovery.matches(check.id, p) for p in args.patterns)
-    ]
-    if shard is not None:
-        selected_checks = [c for i, c in enumerate(selected_checks) if i % shard[1] == shard[0] - 1]
-    if not selected and not selected_checks:
+    selected, selected_checks = discovery.select_items(entries, checks, args.patterns, shard)
+    matched = selected or selected_checks or discovery.select([*entries, *checks], args.patterns)
+    if not matched:  # an empty shard of a selection is fine; a -k matching nothing is not
         return stop(f"no vector id matches -k {' / '.join(map(repr, args.patterns))}")
     unknown = sorted(known - {entry.id for entry in entries} - {check.id for check in checks})
     for vector_id in unknown:
@@ -147,68 +142,74 @@ def run(args: argparse.Namespace) -> int:
         )
 
     progress = terminal.ProgressLine(sys.stderr)
+    finished: list[VectorResult] = []
 
     def judged(result: VectorResult, done: int, total: int) -> None:
         # A failure is said on stderr as soon as it is judged; stdout's listing at the end
         # repeats it in suite order, with its details.
+        finished.append(result)
         if result.fails_run:
             progress.finish()
             print(terminal.format_result(result).splitlines()[0], file=sys.stderr, flush=True)
         progress(result, done, total)
 
-    try:
-        if selected:
-            result = run.run_suite(
-                selected,
-                adapter_argv,
-                jobs=args.jobs,
-                timeout=args.timeout,
-                shard=shard,
-                known_failures=known,
-                progress=judged,
-                validate_protocol=args.validate_protocol,
-            )
-        else:
-            result = run.RunResult([], None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs)
-    except AdapterStartError as error:
-        return stop(str(error))
-    except VectorError as error:
-        return stop(f"invalid vectors: {error}")
-    finally:  # on Ctrl-C too (the runner has killed the adapters; cli.main says the rest)
-        progress.finish()
-    if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
-        from conformance.explain.triage import triage
-
-        ran = discovery.shard_vectors(selected, shard)
-        result.triage = triage([entry.load() for entry in ran], result.results)
-    # Protocol checks: each in a fresh session of its own, after the vectors, read only now
-    # (like a vector file, a bad one stops the run).
-    try:
-        loaded_checks = [protocol_checks.load_check(entry.path) for entry in selected_checks]
-    except protocol_checks.CheckError as error:
-        return stop(str(error))
-    try:
-        result.results.extend(
-            protocol_checks.run_checks(
-                loaded_checks,
-                adapter_argv,
-                timeout=args.timeout,
-                jobs=args.jobs,
-                known_failures=known,
-                progress=judged,
-            )
-        )
-    except StartError as error:  # it started for the vectors, but not now (deleted, ...)
-        return stop(str(error))
-    finally:
-        progress.finish()
+    the_run = run.Run(
+        selected,
+        selected_checks,
+        adapter_argv,
+        jobs=args.jobs,
+        timeout=args.timeout,
+        shard=shard,
+        known_failures=known,
+        progress=judged,
+        validate_protocol=args.validate_protocol,
+    )
     context = terminal.RunContext(
         paths=paths,
         patterns=args.patterns,
         known_failures_file=args.known_failures or None,
         known_failures=frozenset(known),
     )
+    try:
+        result = the_run.execute()
+    except (AdapterStartError, StartError, protocol_checks.CheckError) as error:
+        return stop(str(error))
+    except VectorError as error:
+        return stop(f"invalid vectors: {error}")
+    except KeyboardInterrupt:  # write what finished, then cli.main says the rest (130, 143)
+        progress.finish()
+        partial = run.RunResult(
+            finished, None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs,
+            timeout=args.timeout, interrupted=True,
+        )  # fmt: skip
+        _write_outputs(outputs, partial, context, adapter_argv)
+        raise
+    finally:  # the runner has killed the adapters
+        progress.finish()
+    if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
+        from conformance.explain.triage import triage
+
+        ids = {entry.id for entry in selected}
+        vector_results = [r for r in result.results if r.vector_id in ids]
+        result.triage = triage([entry.load() for entry in selected], vector_results)
     print(terminal.format_summary(result, context))
+    if not _write_outputs(outputs, result, context, adapter_argv):
+        return EXIT_USAGE
+    return EXIT_OK if result.ok else EXIT_FAILED
+
+
+def _write_outputs(
+    outputs: list[tuple[str, str]],
+    result: RunResult,
+    context: RunContext,
+    adapter_argv: list[str],
+) -> bool:
+    """Write each output file asked for, each on its own: one that fails does not stop the
+    others. False when one could not be written (said on stderr)."""
+    from conformance.report import terminal
+    from conformance.report.outputs import write_text
+    from conformance.suite import discovery
+
     failing = [r.vector_id for r in result.results if not r.passed]
     who = result.handshake.describe() if result.handshake else " ".join(adapter_argv)
     writers = {
@@ -221,16 +222,14 @@ def run(args: argparse.Namespace) -> int:
             ),
         ),
     }
-    unwritten = 0
-    for option, path in outputs:  # each on its own: one that fails does not stop the others
+    written = True
+    for option, path in outputs:
         try:
             writers[option](path)
         except OSError as error:
-            unwritten += 1
+            written = False
             _error(f"{option} {path}: cannot write: {error.strerror or error}")
-    if unwritten:
-        return EXIT_USAGE
-    return EXIT_OK if result.ok else EXIT_FAILED
+    return written
 
 
 def _known_failures(path: str | None) -> set[str]:
