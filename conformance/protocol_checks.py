@@ -19,13 +19,12 @@ from __future__ import annotations
 import io
 import json
 import threading
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.transport import pipes, process
+from conformance.transport.raw import Transcript, talk
 
 FORMAT = "snapkv-protocol-check/1"
 THEME = "protocol"
@@ -988,76 +987,19 @@ def _show(line: bytes) -> str:
 # -- running against an adapter ----------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class CheckRun:
-    """What one session gave: the answer lines, the exit status, stderr's tail."""
-
-    answers: tuple[bytes, ...]
-    exit_status: int | None
-    timed_out: bool
-    stderr_tail: str
-    duration: float
-
-
-#: How long an adapter may take to exit once its input has ended and every line that calls
-#: for an answer was answered (SPEC.md §3.2: end of input ends the session).
-EXIT_GRACE = 2.0
-
-
 def run_session(
     argv: Sequence[str], data: bytes, timeout: float, answers_due: int | None = None
-) -> CheckRun:
-    """Start ``argv``, write ``data``, close its input, read its answers until it exits.
-
-    The adapter is started by the one transport (:func:`conformance.transport.process.spawn`)
-    and killed with its group and descendants at the end, whatever happened. Output beyond
-    :data:`MAX_OUTPUT` is cut off. Once ``answers_due`` lines have come, the adapter has
-    :data:`EXIT_GRACE` seconds to exit (a lingering one is reported as not exiting, at once
-    rather than after the whole timeout); raises :class:`~conformance.transport.process.
-    StartError` for a command that cannot start.
-    """
-    started = time.monotonic()
-    deadline = started + timeout
-    adapter = process.spawn(argv)
-    reader = pipes.LineReader(adapter.stdout, MAX_OUTPUT)
-    lines: list[bytes] = []
-    size = 0
-    timed_out = False
-    try:
-        adapter.write(data)
-        adapter.close_input()
-        while size < MAX_OUTPUT:
-            limit = deadline
-            if answers_due is not None and len(lines) >= answers_due:
-                limit = min(deadline, time.monotonic() + EXIT_GRACE)
-            got = reader.next(max(0.0, limit - time.monotonic()))
-            if got is None:
-                timed_out = True
-                break
-            tag, line = got
-            if tag in (pipes.EOF,):
-                break
-            lines.append(line.removesuffix(b"\n"))
-            size += len(line)
-            if tag != pipes.LINE:  # an unfinished or over-long last line: the stream is done
-                break
-        status = None if timed_out else adapter.wait(max(0.0, deadline - time.monotonic()))
-        timed_out = timed_out or status is None
-    finally:
-        adapter.kill()
-        reader.close()
-    return CheckRun(
-        tuple(lines),
-        status,
-        timed_out,
-        adapter.stderr_tail(),
-        time.monotonic() - started,
-    )
+) -> Transcript:
+    """Start ``argv``, write ``data``, close its input and read its answers until it exits:
+    one raw session of the one transport (:func:`conformance.transport.raw.talk`), at most
+    :data:`MAX_OUTPUT` bytes of answers kept. Raises
+    :class:`~conformance.transport.process.StartError` for a command that cannot start."""
+    return talk(argv, data, timeout=timeout, answers_due=answers_due, max_output=MAX_OUTPUT)
 
 
 def run_check(
     check: ProtocolCheck, argv: Sequence[str], timeout: float
-) -> tuple[CheckVerdict, CheckRun]:
+) -> tuple[CheckVerdict, Transcript]:
     """Run ``check`` in a fresh session of ``argv`` and judge it."""
     session = run_session(argv, check.payload, timeout, answers_due=len(check.expect))
     verdict = judge(

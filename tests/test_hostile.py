@@ -21,6 +21,7 @@ import pytest
 
 from conformance import protocol_checks as pc
 from conformance.spec.resources import suite_dir
+from conformance.transport.raw import EXIT_GRACE
 from tests.support.runner_support import REFERENCE_ARGV
 
 CHECKS = {check.id: check for check in pc.load_checks([suite_dir()])}
@@ -105,7 +106,7 @@ def test_a_check_adapter_that_lingers_after_its_input_ends_fails_within_the_grac
     check = CHECKS["protocol/crlf"]
     verdict, session = pc.run_check(check, lingering, timeout=60)
     assert verdict.verdict == pc.TIMEOUT and "did not exit" in verdict.message
-    assert session.duration < pc.EXIT_GRACE + 10
+    assert session.duration < EXIT_GRACE + 10
 
 
 def test_a_check_adapter_s_setsid_descendant_is_killed() -> None:

@@ -20,7 +20,6 @@ import os
 import resource
 import statistics
 import sys
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -28,7 +27,8 @@ import numpy as np
 
 from conformance.spec.protocol import decode
 from conformance.spec.text import escape
-from conformance.transport import pipes, process
+from conformance.transport import process
+from conformance.transport.raw import talk
 
 #: The longest answer line read; the longest a workload calls for is a few kilobytes.
 MAX_LINE = 1 << 20
@@ -126,51 +126,37 @@ def _children_cpu() -> float:
 
 
 def time_adapter(argv: Sequence[str], stream: bytes, timeout: float) -> Timing:
-    """Run one adapter over ``stream`` once, through the one transport; raise BenchError.
-
-    ``timeout`` bounds the whole run, hello included. The answers read are bounded: at most
-    one line per request line, each at most :data:`MAX_LINE` bytes, so an adapter that writes
-    without end cannot grow the bench's memory.
-    """
+    """Run one adapter over ``stream`` once, in a raw session of the one transport
+    (:func:`conformance.transport.raw.talk`): ``timeout`` bounds the whole run, hello
+    included, and what the adapter writes is bounded (a line per request, each at most
+    :data:`MAX_LINE` bytes). Raises BenchError."""
     cpu_before = _children_cpu()
-    deadline = time.monotonic() + timeout
+    due = stream.count(b"\n")
     try:
-        adapter = process.spawn(argv)
+        transcript = talk(
+            argv, stream, timeout=timeout, answers_due=due, max_line=MAX_LINE,
+            max_output=due * MAX_LINE,
+        )  # fmt: skip
     except process.StartError as error:
         raise BenchError(str(error)) from None
-    reader = pipes.LineReader(adapter.stdout, MAX_LINE)
-    due = stream.count(b"\n")
-    lines: list[bytes] = []
-    start = 0.0
-    try:
-        adapter.write(stream)
-        adapter.close_input()
-        while len(lines) < due:
-            got = reader.next(max(0.0, deadline - time.monotonic()))
-            if got is None:
-                raise BenchError(f"{argv[0]}: no answer within the {timeout:g} s timeout")
-            tag, line = got
-            if tag != pipes.LINE:
-                if tag == pipes.OVERLONG:
-                    raise BenchError(f"{argv[0]}: an answer longer than {MAX_LINE} bytes")
-                break
-            if not lines:
-                start = time.perf_counter()
-            lines.append(line)
-        wall = time.perf_counter() - start
-        status = adapter.wait(max(0.0, deadline - time.monotonic()))
-    finally:
-        adapter.kill()
-        reader.close()
     cpu = _children_cpu() - cpu_before
+    lines = transcript.answers
     hello = lines[0] if lines else b""
     if not hello.startswith(b"{") or b'"ok":true' not in hello:
         raise BenchError(f"{argv[0]}: no successful hello answer (got {_shown(hello[:200])})")
-    if status is None:
+    if transcript.overlong:
+        raise BenchError(f"{argv[0]}: an answer longer than {MAX_LINE} bytes")
+    if len(lines) < due and transcript.timed_out:
+        raise BenchError(f"{argv[0]}: no answer within the {timeout:g} s timeout")
+    if len(lines) != due:
+        raise BenchError(f"{argv[0]}: {len(lines)} answer lines to {due} requests")
+    if transcript.exit_status is None:
         raise BenchError(f"{argv[0]}: did not exit after its input ended (killed)")
-    if status != 0:
-        raise BenchError(f"{argv[0]}: exit status {status}")
-    return Timing(wall, cpu, b"".join(lines[1:]), hello)
+    if transcript.exit_status != 0:
+        raise BenchError(f"{argv[0]}: exit status {transcript.exit_status}")
+    wall = transcript.last_answer - transcript.first_answer
+    answers = b"".join(line + b"\n" for line in lines[1:])
+    return Timing(wall, cpu, answers, hello + b"\n")
 
 
 @dataclass
