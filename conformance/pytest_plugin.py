@@ -1,17 +1,20 @@
-"""The pytest plugin: ``pytest --snapkv-adapter CMD`` runs the vector suite as test items.
+"""The pytest plugin: ``pytest --snapkv-adapter CMD`` runs the suite as test items.
 
 Registered through the ``pytest11`` entry point as ``snapkv``, so every pytest run in an
 environment with the kit installed loads this module. It therefore imports nothing but pytest
 at import time and, without ``--snapkv-adapter``, does nothing beyond declaring its options:
 no items, no hooks, no adapter. With the option, a collector named ``snapkv`` joins whatever
 else pytest collects (so it works in a directory with no tests and beside a project's own
-tests), with one item per vector named ``snapkv::<vector id>``; each item fails with the
-checker's verdict.
+tests), with one item per vector and per protocol check, named ``snapkv::<id>``; each item
+fails with the verdict ``snapkv-conformance run`` gives it, so a port fails the same items in
+both.
 
 One adapter process per session, or per worker under pytest-xdist (each worker process loads
 the plugin and collects the same items), started when the first vector runs and closed when
 the session ends; it is driven by :class:`conformance.runner.run.VectorRunner`, so restarts after
 a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
+Each protocol check runs in a session of its own, as ``run`` runs it
+(:func:`conformance.protocol_checks.run_checks`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import pytest
 
 if TYPE_CHECKING:
     from conformance.judge.checker import VectorResult
+    from conformance.protocol_checks import ProtocolCheck
     from conformance.runner.run import VectorRunner
     from conformance.suite.vectors import Vector
 
@@ -35,8 +39,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption(
         "--snapkv-adapter",
         metavar="CMD",
-        help="run the SnapKV conformance vectors against this adapter command (split like a "
-        "POSIX shell splits it, run without a shell), one test per vector",
+        help="run the SnapKV conformance suite against this adapter command (split like a "
+        "POSIX shell splits it, run without a shell), one test per vector and protocol check",
     )
     group.addoption(
         "--snapkv-vectors",
@@ -64,17 +68,15 @@ class SnapKVSession:
     """The plugin's work when ``--snapkv-adapter`` is given: items in, one adapter per process."""
 
     def __init__(self, config: pytest.Config) -> None:
-        import shlex
+        # Why lazy: the plugin loads in every pytest run with the kit installed; the kit itself
+        # is imported only when --snapkv-adapter asks for it.
+        from conformance.transport.process import CommandError, split_command
 
         self.command = config.getoption("snapkv_adapter")
         try:
-            self.argv = shlex.split(self.command)
-        except ValueError as error:
-            raise pytest.UsageError(
-                f"--snapkv-adapter: cannot split {self.command!r}: {error}"
-            ) from None
-        if not self.argv:
-            raise pytest.UsageError("--snapkv-adapter is empty")
+            self.argv = split_command(self.command, "--snapkv-adapter")
+        except CommandError as error:
+            raise pytest.UsageError(str(error)) from None
         self.paths = [str(path) for path in config.getoption("snapkv_vectors")]
         self.timeout = config.getoption("snapkv_timeout")
         if not self.timeout > 0:
@@ -82,7 +84,7 @@ class SnapKVSession:
         self._runner: VectorRunner | None = None
         self._start_error: str | None = None
         self.warnings: list[str] = []
-        self.results: list[tuple[Vector, VectorResult]] = []
+        self.results: list[tuple[Vector | None, VectorResult]] = []
         self._worker_results: list[str] = []  # under pytest-xdist, the workers' results
 
     def pytest_report_header(self, config: pytest.Config) -> str:
@@ -98,18 +100,14 @@ class SnapKVSession:
         """
         report = yield
         if isinstance(collector, pytest.Session) and report.passed:
-            from conformance.cli.commands._options import load_vectors
-
-            try:
-                vectors = load_vectors(self.paths)
-            except ValueError as error:
-                raise pytest.UsageError(f"--snapkv-vectors: {error}") from None
+            vectors, checks = _load(self.paths)
             report.result.append(
                 VectorSuite.from_parent(
                     collector,
                     name=COLLECTOR,
                     nodeid=_collector_nodeid(collector.config),
                     vectors=vectors,
+                    checks=checks,
                 )
             )
         return report
@@ -134,13 +132,27 @@ class SnapKVSession:
         self.results.append((vector, result))
         return result
 
+    def check(self, check: ProtocolCheck) -> VectorResult:
+        """Run one protocol check in a session of its own, as ``run`` runs it."""
+        from conformance.protocol_checks import run_checks
+        from conformance.transport.process import StartError
+
+        try:
+            (result,) = run_checks([check], self.argv, timeout=self.timeout)
+        except StartError as error:
+            raise AdapterNotStarted(f"the adapter {self.command} cannot start: {error}") from None
+        self.results.append((None, result))
+        return result
+
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         if self._runner is not None:
             self.warnings.extend(self._runner.close())
             self._runner = None
         output = getattr(session.config, "workeroutput", None)
         if output is not None:  # a pytest-xdist worker: the controller triages the whole run
-            output[WORKER_RESULTS] = [_result_to_wire(result) for _, result in self.results]
+            output[WORKER_RESULTS] = [
+                _result_to_wire(result) for vector, result in self.results if vector is not None
+            ]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -150,14 +162,14 @@ class SnapKVSession:
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
         for warning in self.warnings:
             terminalreporter.write_line(f"snapkv: warning: {warning}")
-        results = [result for _, result in self.results]
-        vectors = [vector for vector, _ in self.results]
+        results = [result for vector, result in self.results if vector is not None]
+        vectors = [vector for vector, _ in self.results if vector is not None]
         if self._worker_results:  # under pytest-xdist the vectors ran in the workers
-            from conformance.cli.commands._options import load_vectors
-
             results = [_result_from_wire(data) for data in self._worker_results]
             ran = {result.vector_id for result in results}
-            vectors = [vector for vector in load_vectors(self.paths) if vector.id in ran]
+            vectors = [vector for vector in _load(self.paths)[0] if vector.id in ran]
+            results = [result for result in results if result.vector_id in {v.id for v in vectors}]
+        # The triage names policy mistakes: the protocol checks are not its evidence.
         if any(not result.passed for result in results):
             from conformance.explain.triage import triage
 
@@ -165,6 +177,24 @@ class SnapKVSession:
             terminalreporter.section("snapkv triage")
             for line in found.lines():
                 terminalreporter.write_line(line)
+
+
+def _load(paths: list[str]) -> tuple[list[Vector], list[ProtocolCheck]]:
+    """The suite's vectors and protocol checks under ``paths`` (default: the committed suite),
+    each sorted by id, read as ``run`` reads them; a file that cannot be used is a usage error
+    naming it."""
+    from conformance.protocol_checks import CheckError, load_check
+    from conformance.spec.resources import suite_dir
+    from conformance.suite.stream import plan_suite
+    from conformance.suite.vectors import VectorError
+
+    try:
+        plan = plan_suite(paths or [suite_dir()])
+        return [entry.load() for entry in plan.vectors], [
+            load_check(entry.path) for entry in plan.checks
+        ]
+    except (VectorError, CheckError) as error:
+        raise pytest.UsageError(f"--snapkv-vectors: invalid vectors: {error}") from None
 
 
 def _collector_nodeid(config: pytest.Config) -> str:
@@ -224,17 +254,37 @@ class VectorFailed(Exception):
 
 
 class VectorSuite(pytest.Collector):
-    """The collector of the vector items: ``snapkv``."""
+    """The collector of the suite's items: ``snapkv``, vectors then protocol checks."""
 
-    def __init__(self, *, vectors: list[Vector], **kwargs: Any) -> None:
+    def __init__(
+        self, *, vectors: list[Vector], checks: list[ProtocolCheck], **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         self.vectors = vectors
+        self.checks = checks
 
     def collect(self) -> list[pytest.Item]:
-        return [VectorItem.from_parent(self, name=v.id, vector=v) for v in self.vectors]
+        items: list[pytest.Item] = [
+            VectorItem.from_parent(self, name=v.id, vector=v) for v in self.vectors
+        ]
+        items += [CheckItem.from_parent(self, name=c.id, check=c) for c in self.checks]
+        return items
 
 
-class VectorItem(pytest.Item):
+class _SuiteItem(pytest.Item):
+    """What the plugin's items share: a failure shown as ``run`` prints it."""
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
+        if isinstance(excinfo.value, VectorFailed):
+            from conformance.report.terminal import format_result
+
+            return format_result(excinfo.value.result)
+        if isinstance(excinfo.value, AdapterNotStarted):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
+
+
+class VectorItem(_SuiteItem):
     """One vector, run against the adapter and judged by the checker."""
 
     def __init__(self, *, vector: Vector, **kwargs: Any) -> None:
@@ -249,14 +299,24 @@ class VectorItem(pytest.Item):
         if not result.passed:
             raise VectorFailed(result)
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, VectorFailed):
-            from conformance.report.terminal import format_result
-
-            return format_result(excinfo.value.result)
-        if isinstance(excinfo.value, AdapterNotStarted):
-            return str(excinfo.value)
-        return super().repr_failure(excinfo)
-
     def reportinfo(self) -> tuple[Path | str, int | None, str]:
         return self.vector.path or COLLECTOR, None, f"snapkv vector {self.vector.id}"
+
+
+class CheckItem(_SuiteItem):
+    """One protocol check, in a session of its own, judged as ``run`` judges it."""
+
+    def __init__(self, *, check: ProtocolCheck, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.check = check
+        self.add_marker("snapkv")
+
+    def runtest(self) -> None:
+        session = self.config.pluginmanager.get_plugin("snapkv-session")
+        assert isinstance(session, SnapKVSession)
+        result = session.check(self.check)
+        if not result.passed:
+            raise VectorFailed(result)
+
+    def reportinfo(self) -> tuple[Path | str, int | None, str]:
+        return self.check.path or COLLECTOR, None, f"snapkv protocol check {self.check.id}"

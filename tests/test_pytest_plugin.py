@@ -10,9 +10,11 @@ import shlex
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
+from pathlib import Path
 
 import pytest
 
+from conformance.spec import resources
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 from tests.support.small_suite import IDS, write_small_suite
 
@@ -145,3 +147,31 @@ def test_an_adapter_that_cannot_start_fails_every_item(pytester, suite):
 )
 def test_usage_errors(pytester, args):
     assert pytester.runpytest("-p", "no:cacheprovider", *args).ret == pytest.ExitCode.USAGE_ERROR
+
+
+LAX = shlex.join(
+    [
+        sys.executable,
+        str(Path(__file__).resolve().parent / "lax_adapters" / "lax.py"),
+        "hello-loose",
+    ]
+)
+
+
+def test_protocol_checks_are_items_and_fail_a_lax_protocol_layer(pytester, suite):
+    """The plugin runs the suite ``run`` runs: its protocol checks too, each an item judged as
+    ``run`` judges it, so a port whose hello accepts ``"protocol": true`` fails here as well."""
+    checks = suite / "protocol"
+    checks.mkdir()
+    for name in ("hello-protocol-true", "crlf"):
+        source = resources.suite_dir() / "protocol" / f"{name}.json"
+        (checks / f"{name}.json").write_bytes(source.read_bytes())
+    collected = pytester.runpytest(*snapkv(REFERENCE, suite), "--collect-only", "-q")
+    assert "snapkv::protocol/hello-protocol-true" in collected.stdout.lines
+    assert "snapkv::protocol/crlf" in collected.stdout.lines
+    assert pytester.runpytest(*snapkv(REFERENCE, suite)).ret == pytest.ExitCode.OK
+    result = pytester.runpytest(*snapkv(LAX, suite), "-rf")
+    result.assert_outcomes(passed=5, failed=1)
+    output = result.stdout.str()
+    assert "FAILED snapkv::protocol/hello-protocol-true" in output
+    assert "SPEC.md §3.2: hello's protocol must be the JSON integer 1" in output
