@@ -12,8 +12,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from conformance.spec import resources
 from conformance.suite.vectors import load_suite
 from conformance.tools import matrix
+from conformance.tools.matrix import Port
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -23,6 +25,8 @@ from tests.support.runner_support import (
     write_suite,
 )
 from tests.support.small_suite import IDS, write_small_suite
+
+HERE = Path(__file__).resolve().parent
 
 REFERENCE = shlex.join(REFERENCE_ARGV)
 TIES = shlex.join(mutant_argv("ties-to-higher-position"))
@@ -96,7 +100,7 @@ def test_html_is_self_contained(two_ports):
 
 def test_themes_keep_first_appearance_order():
     ids = ["ties/a", "null/b", "ties/c", "ring/d", "null/e"]
-    fake = SimpleNamespace(vectors=[SimpleNamespace(id=i) for i in ids])
+    fake = SimpleNamespace(items=[SimpleNamespace(id=i) for i in ids])
     grouped = [(theme, [v.id for v in vectors]) for theme, vectors in matrix.themes(fake)]
     assert grouped == [
         ("ties", ["ties/a", "ties/c"]),
@@ -223,3 +227,20 @@ def test_html_puts_failures_before_the_table_and_renders_markdown_marks(two_port
         "<code>np.sum</code> over <b>the ring</b> axis, <em>numbers</em> a*b*c &lt;b&gt;x&lt;/b&gt;"
     )
     assert matrix._html_marked("`<script>`") == "<code>&lt;script&gt;</code>"
+
+
+def test_the_matrix_runs_the_protocol_checks_and_fails_a_lax_protocol_layer(suite, tmp_path):
+    """The matrix runs the suite ``run`` runs, protocol checks included: a port whose hello
+    accepts ``"protocol": true`` passes every vector and still does not pass the matrix."""
+    from conformance.protocol_checks import load_checks
+
+    checks = [check for check in load_checks([resources.suite_dir()]) if "hello" in check.id]
+    lax = Port("lax", (sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"))
+    result = matrix.run_matrix(load_suite([suite]), [lax], checks=checks, timeout=10)
+    (column,) = result.columns
+    assert all(column.verdict(vector.id) == "pass" for vector in result.vectors)
+    assert column.verdict("protocol/hello-protocol-true") != "pass"
+    assert not result.all_pass
+    page = matrix.to_markdown(result)
+    assert f"{len(result.vectors)} vectors and {len(checks)} protocol checks against 1 port" in page
+    assert f"| **protocol/** ({len(checks)} checks) |" in page

@@ -1,12 +1,12 @@
 """The conformance matrix: several ports over one suite, as a Markdown table and an HTML page.
 
-:func:`run_matrix` runs the suite against each port in turn (through
-:func:`conformance.runner.run.run_suite`, so every verdict is the one ``snapkv-conformance run``
-would give) and :func:`to_markdown` / :func:`to_html` lay the verdicts out as vectors against
-ports, with each port's pass count and its implementation's name, language and version from the
-handshake at the top. The HTML page is self-contained (inline CSS, no scripts, no external
-assets) and every piece of text in it is escaped, since adapter names and failure messages come
-from the ports.
+:func:`run_matrix` runs the suite, vectors and protocol checks, against each port in turn
+(through the one :class:`conformance.runner.run.Run`, so every verdict is the one
+``snapkv-conformance run`` would give) and :func:`to_markdown` / :func:`to_html` lay the
+verdicts out as items against ports, with each port's pass count and its implementation's name,
+language and version from the handshake at the top. The HTML page is self-contained (inline CSS, no
+scripts, no external assets) and every piece of text in it is escaped, since adapter names and
+failure messages come from the ports.
 
 A port whose adapter cannot start gets a column of ``not-run`` cells and its start error; the
 other ports still run.
@@ -23,9 +23,13 @@ from pathlib import Path
 from conformance import __version__
 from conformance.explain.triage import Triage
 from conformance.judge.checker import VectorResult
+from conformance.protocol_checks import ProtocolCheck
 from conformance.spec.text import escape
 from conformance.suite.vectors import Vector
 from conformance.transport.session import Handshake
+
+#: A row of the matrix: a vector or a protocol check (both have an id and a description).
+Item = Vector | ProtocolCheck
 
 #: The cell of a port that never ran the vector (its adapter did not start).
 NOT_RUN = "not-run"
@@ -85,10 +89,16 @@ class Column:
 class Matrix:
     vectors: list[Vector]
     columns: list[Column]
+    checks: list[ProtocolCheck] = field(default_factory=list)
+
+    @property
+    def items(self) -> list[Item]:
+        """The rows: the vectors, then the protocol checks."""
+        return [*self.vectors, *self.checks]
 
     @property
     def all_pass(self) -> bool:
-        return all(column.passed() == len(self.vectors) for column in self.columns)
+        return all(column.passed() == len(self.items) for column in self.columns)
 
 
 Progress = Callable[[Port], Callable[[VectorResult, int, int], None] | None]
@@ -98,44 +108,48 @@ def run_matrix(
     vectors: Sequence[Vector],
     ports: Sequence[Port],
     *,
+    checks: Sequence[ProtocolCheck] = (),
     jobs: int = 1,
     timeout: float = 10.0,
     progress: Progress | None = None,
 ) -> Matrix:
-    """Run ``vectors`` against every port, one port after another.
+    """Run ``vectors`` and ``checks`` against every port, one port after another.
 
-    ``progress(port)`` may return a per-vector progress callback for that port's run.
+    ``progress(port)`` may return a per-item progress callback for that port's run.
     """
-    from conformance.runner.run import run_suite
+    from conformance.explain.triage import triage
+    from conformance.runner.run import Run
+    from conformance.transport.process import StartError
     from conformance.transport.session import AdapterStartError
 
     columns = []
     for port in ports:
         column = Column(port)
         try:
-            run = run_suite(
+            run = Run(
                 list(vectors),
+                list(checks),
                 list(port.argv),
                 jobs=jobs,
                 timeout=timeout,
                 progress=progress(port) if progress is not None else None,
-            )
-        except (AdapterStartError, OSError) as error:
+            ).execute()
+        except (AdapterStartError, StartError, OSError) as error:
             column.start_error = str(error)
         else:
             column.handshake = run.handshake
             column.results = {result.vector_id: result for result in run.results}
-            if not run.ok:
-                from conformance.explain.triage import triage
-
-                column.triage = triage(list(vectors), run.results)
+            ids = {vector.id for vector in vectors}
+            vector_results = [result for result in run.results if result.vector_id in ids]
+            if not all(result.passed for result in vector_results):
+                column.triage = triage(list(vectors), vector_results)
         columns.append(column)
-    return Matrix(list(vectors), columns)
+    return Matrix(list(vectors), columns, list(checks))
 
 
 def summary_lines(matrix: Matrix) -> list[str]:
     """One line per port: ``name: passed/total (implementation)``, for the terminal."""
-    total = len(matrix.vectors)
+    total = len(matrix.items)
     lines = []
     for column in matrix.columns:
         name, language, version = column.implementation
@@ -152,16 +166,28 @@ def summary_lines(matrix: Matrix) -> list[str]:
 # -- Markdown ----------------------------------------------------------------------------------
 
 
-def themes(matrix: Matrix) -> list[tuple[str, list[Vector]]]:
-    """The vectors grouped by theme (an id's first segment), themes in order of first
-    appearance, vectors in matrix order within each."""
-    grouped: dict[str, list[Vector]] = {}
-    for vector in matrix.vectors:
-        grouped.setdefault(vector.id.split("/", 1)[0], []).append(vector)
+def themes(matrix: Matrix) -> list[tuple[str, list[Item]]]:
+    """The items grouped by theme (an id's first segment: ``protocol`` for the checks), themes
+    in order of first appearance, items in matrix order within each."""
+    grouped: dict[str, list[Item]] = {}
+    for item in matrix.items:
+        grouped.setdefault(item.id.split("/", 1)[0], []).append(item)
     return list(grouped.items())
 
 
-def _theme_count(column: Column, vectors: Sequence[Vector]) -> str:
+def _theme_size(items: Sequence[Item]) -> str:
+    """``4 vectors``, or ``40 checks`` for the protocol checks."""
+    checks = all(isinstance(item, ProtocolCheck) for item in items)
+    return f"{len(items)} {'checks' if checks else 'vectors'}"
+
+
+def _scope(matrix: Matrix) -> str:
+    """``154 vectors and 40 protocol checks`` (or only the vectors)."""
+    scope = f"{len(matrix.vectors)} vectors"
+    return scope + (f" and {len(matrix.checks)} protocol checks" if matrix.checks else "")
+
+
+def _theme_count(column: Column, vectors: Sequence[Item]) -> str:
     passed = sum(column.verdict(vector.id) == "pass" for vector in vectors)
     return f"{passed}/{len(vectors)}"
 
@@ -179,11 +205,11 @@ def _md_row(cells: Sequence[str]) -> str:
 def to_markdown(matrix: Matrix) -> str:
     """The matrix as GitHub-flavoured Markdown: ports and pass counts, each failing port's
     triage and failures, then the table of vectors against ports."""
-    total = len(matrix.vectors)
+    total = len(matrix.items)
     lines = [
         "# SnapKV conformance matrix",
         "",
-        f"{total} vectors against {len(matrix.columns)} port(s), "
+        f"{_scope(matrix)} against {len(matrix.columns)} port(s), "
         f"judged by snapkv-conformance {__version__}.",
         "",
         _md_row(["port", "implementation", "language", "version", "passed"]),
@@ -209,7 +235,7 @@ def to_markdown(matrix: Matrix) -> str:
     lines.append(_md_row(["---"] * (len(matrix.columns) + 1)))
     for theme, vectors in themes(matrix):
         counts = [f"**{_theme_count(column, vectors)}**" for column in matrix.columns]
-        lines.append(_md_row([f"**{_md(theme)}/** ({len(vectors)} vectors)", *counts]))
+        lines.append(_md_row([f"**{_md(theme)}/** ({_theme_size(vectors)})", *counts]))
         for vector in vectors:
             cells = []
             for column in matrix.columns:
@@ -223,7 +249,7 @@ def _failures(matrix: Matrix) -> list[tuple[str, VectorResult]]:
     return [
         (column.port.name, column.results[vector.id])
         for column in matrix.columns
-        for vector in matrix.vectors
+        for vector in matrix.items
         if vector.id in column.results and not column.results[vector.id].passed
     ]
 
@@ -277,7 +303,7 @@ def _html_marked(text: str) -> str:
     return marked
 
 
-def _html_row(matrix: Matrix, vector: Vector) -> str:
+def _html_row(matrix: Matrix, vector: Item) -> str:
     e = _html
     row = [f'<tr><td class="id" title="{e(vector.description)}">{e(vector.id)}</td>']
     for column in matrix.columns:
@@ -294,7 +320,7 @@ def to_html(matrix: Matrix) -> str:
     and their pass counts, then each failing port's triage and failures, then the table of
     vectors against ports."""
     e = _html
-    total = len(matrix.vectors)
+    total = len(matrix.items)
     out = [
         "<!DOCTYPE html>",
         '<html lang="en">',
@@ -305,7 +331,7 @@ def to_html(matrix: Matrix) -> str:
         "</head>",
         "<body>",
         "<h1>SnapKV conformance matrix</h1>",
-        f"<p>{total} vectors against {len(matrix.columns)} port(s), judged by "
+        f"<p>{_scope(matrix)} against {len(matrix.columns)} port(s), judged by "
         f"snapkv-conformance {e(__version__)}.</p>",
         "<table>",
         "<thead><tr><th>port</th><th>implementation</th><th>language</th><th>version</th>"
@@ -343,7 +369,7 @@ def to_html(matrix: Matrix) -> str:
     out += [f"<th>{e(column.port.name)}</th>" for column in matrix.columns]
     out += ["</tr></thead>", "<tbody>"]
     for theme, vectors in themes(matrix):
-        row = [f'<tr class="theme"><th>{e(theme)}/ ({len(vectors)} vectors)</th>']
+        row = [f'<tr class="theme"><th>{e(theme)}/ ({_theme_size(vectors)})</th>']
         row += [f'<th class="num">{_theme_count(c, vectors)}</th>' for c in matrix.columns]
         out.append("".join(row) + "</tr>")
         out += [_html_row(matrix, vector) for vector in vectors]

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from conformance.protocol_checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
 
@@ -92,6 +93,20 @@ def load_vectors(paths: Sequence[str]) -> list[Vector]:
     if not vectors:
         raise ValueError(f"no vectors found in {', '.join(roots)}")
     return vectors
+
+
+def load_checks(paths: Sequence[str]) -> list[ProtocolCheck]:
+    """The protocol checks under ``paths`` (default: the committed suite), sorted by id; raise
+    ValueError with a one-line message naming the first file that cannot be used."""
+    from conformance.protocol_checks import CheckError
+    from conformance.protocol_checks import load_checks as load
+    from conformance.spec import resources
+    from conformance.suite.vectors import VectorError
+
+    try:
+        return load(list(paths) or [resources.suite_dir()])
+    except (CheckError, VectorError) as error:
+        raise ValueError(f"invalid protocol check: {error}") from None
 
 
 def output_problem(option: str, path: str, *, directory: bool = False) -> str | None:

@@ -14,6 +14,7 @@ from conformance.cli.commands._options import (
     add_count,
     add_paths,
     add_timeout,
+    load_checks,
     load_vectors,
     output_problem,
 )
@@ -70,13 +71,14 @@ def run(args: argparse.Namespace) -> int:
             return _error(problem)
     try:
         vectors = load_vectors([str(p) for p in args.paths])
+        checks = load_checks([str(p) for p in args.paths])
     except ValueError as error:
         return _error(str(error))
 
     progress = _Progress(sys.stderr)
     try:
         result = matrix.run_matrix(
-            vectors, ports, jobs=args.jobs, timeout=args.timeout, progress=progress
+            vectors, ports, checks=checks, jobs=args.jobs, timeout=args.timeout, progress=progress
         )
     finally:
         progress.finish()
