@@ -127,9 +127,11 @@ def test_everything_from_the_ports_is_escaped(suite, tmp_path):
     assert "<script>" not in page and "<b>port" not in page
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in page
     assert "1&amp;2" in page and "&lt;b&gt;port|name&lt;/b&gt;" in page
+    # Inert in Markdown too: a wiki or MkDocs renders inline HTML, so none may come through.
     markdown = matrix.to_markdown(result)
-    assert "| a\\|b | 1&2 | 4/4 |" in markdown
-    assert "<b>port\\|name</b>" in markdown
+    assert "| a\\|b | 1&amp;2 | 4/4 |" in markdown
+    assert "&lt;b&gt;port\\|name&lt;/b&gt;" in markdown
+    assert "<b>port" not in markdown and "<script>" not in markdown
 
 
 def test_a_port_that_cannot_start_is_a_column_of_not_run(suite, tmp_path):
@@ -244,3 +246,14 @@ def test_the_matrix_runs_the_protocol_checks_and_fails_a_lax_protocol_layer(suit
     page = matrix.to_markdown(result)
     assert f"{len(result.vectors)} vectors and {len(checks)} protocol checks against 1 port" in page
     assert f"| **protocol/** ({len(checks)} checks) |" in page
+
+
+def test_markdown_holds_no_live_html_or_links_from_a_port():
+    """Hostile round 2, case 15: a port's name with a script, an event handler and a
+    ``javascript:`` link stays text in the Markdown page."""
+    name = "<img src=x onerror=alert(1)> [click](javascript:alert(1)) <script>x</script>"
+    column = matrix.Column(matrix.Port(name, ("x",)), start_error="did not start")
+    page = matrix.to_markdown(matrix.Matrix([], [column]))
+    assert "<img" not in page and "<script" not in page
+    assert not re.search(r"(?<!\\)\]\(", page)  # no link: every ] before ( is escaped
+    assert "&lt;img src=x onerror=alert(1)&gt; \\[click\\](javascript:alert(1))" in page

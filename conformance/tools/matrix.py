@@ -192,10 +192,30 @@ def _theme_count(column: Column, vectors: Sequence[Item]) -> str:
     return f"{passed}/{len(vectors)}"
 
 
+#: Characters that mean something to Markdown (or to the HTML it may hold), and their escape.
+_MARKDOWN = str.maketrans(
+    {
+        "&": "&amp;",
+        "<": "&lt;",
+        ">": "&gt;",
+        **{char: "\\" + char for char in "\\|`*_[]"},
+    }
+)
+
+
 def _md(text: str) -> str:
-    """Text safe inside a Markdown table cell: one line, pipes and control characters escaped."""
-    flat = " ".join(str(text).split()).replace("\\", "\\\\").replace("|", "\\|")
-    return escape(flat, one_line=True)
+    """Text from a port, inert in Markdown: one line, control characters escaped, and every
+    character Markdown or inline HTML would act on escaped, so that an adapter's name cannot
+    open a tag, a link (``javascript:``) or a table cell when a wiki or MkDocs renders the
+    file."""
+    return escape(" ".join(str(text).split()), one_line=True).translate(_MARKDOWN)
+
+
+def _md_kit(text: str) -> str:
+    """The kit's own text (a triage line) for Markdown: its marks (`` `code` ``) kept, what
+    could break the line or the page (newlines, pipes, inline HTML) escaped."""
+    flat = escape(" ".join(str(text).split()), one_line=True)
+    return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
 def _md_row(cells: Sequence[str]) -> str:
@@ -226,7 +246,8 @@ def to_markdown(matrix: Matrix) -> str:
         lines += ["", "## Triage", ""]
         for column in triaged:
             assert column.triage is not None
-            lines.append(f"- **{_md(column.port.name)}**: {_md(column.triage.headline())}")
+            headline = _md_kit(column.triage.headline())
+            lines.append(f"- **{_md(column.port.name)}**: {headline}")
     failures = _failures(matrix)
     if failures:
         lines += ["", "## Failures", ""]
