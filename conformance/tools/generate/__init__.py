@@ -1,1 +1,3 @@
-"""generate."""
+"""The committed suite's source: builders (one module per theme) draft vectors, the generator
+replays each draft on the reference to fill in every expectation and writes the files
+(``snapkv-conformance generate``)."""
