@@ -265,6 +265,17 @@ class Session:
         }
 
     def op_new(self, request: New) -> dict[str, Any]:
+        construct = getattr(self.factory, "construct", None)
+        if callable(construct):
+            # A policy class that judges the seed itself and may carry state over from the
+            # policy it replaces (the mutant catalogue's lifecycle mistakes).
+            try:
+                self.policy = construct(request.params, request.seed, self.policy)
+            except PolicyError as error:
+                if hasattr(error, "remaining"):
+                    self.policy = error.remaining
+                raise
+            return {}
         if type(request.seed) is not int:
             raise PolicyError(
                 "invalid-params", f"seed must be an integer, got {show(request.seed)}"
