@@ -287,14 +287,13 @@ def accepting(names: Sequence[str]) -> PolicyFactory:
     """The policy with the catalogued mistakes ``names`` made at once, as a factory; raise
     ValueError for an unknown name or mistakes that override the same step of the policy."""
     from conformance import mutants
-    from conformance.policy import SnapKV
-    from conformance.triage import compose
+    from conformance.mutants.play import compose
 
     try:
         chosen = [mutants.lookup(name) for name in dict.fromkeys(names)]
     except KeyError as error:
         raise ValueError(error.args[0]) from None
-    policy = compose([mutant.policy for mutant in chosen], SnapKV)
+    policy = compose(chosen)
     if policy is None:
         raise ValueError(
             f"the mistakes {', '.join(names)} change the same step of the policy, so they "

@@ -38,9 +38,24 @@ from conformance.vectors import Vector, dumps_vector
 PATH = Path(__file__).resolve().parent / "data" / "kills.json"
 
 
-def digest(vector: Vector) -> str:
-    """The SHA-256 of the vector's canonical text (:func:`conformance.vectors.dumps_vector`)."""
-    return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
+def digest(vector: Any) -> str:
+    """The SHA-256 of the vector's canonical text (:func:`conformance.vectors.dumps_vector`).
+
+    A vector read from a file in the canonical layout keeps each call's line, which is that
+    call's part of the canonical text, so only the few top-level fields are encoded again. A
+    vector known only by its file (an object with ``path`` and no ``calls``, such as the
+    runner's :class:`~conformance.stream.SuiteEntry`) is the file's bytes: the committed files
+    are canonical, and any other file is at worst replayed instead of looked up."""
+    if not hasattr(vector, "calls"):
+        return hashlib.sha256(Path(vector.path).read_bytes()).hexdigest()
+    if any(call.line is None for call in vector.calls):
+        return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
+    head = Vector(vector.id, vector.description, vector.tags, vector.params, vector.seed, ())
+    text = dumps_vector(head)
+    opened = '  "calls": [\n'
+    before = text[: text.index(opened) + len(opened)]
+    body = ",\n".join("    " + call.line.decode("utf-8") for call in vector.calls)
+    return hashlib.sha256((before + body + "\n  ]\n}\n").encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -59,9 +74,11 @@ class Known:
 
     kills: Mapping[str, Kill]
     moved: frozenset[str]
+    #: Mistakes the file cannot speak for on this machine (see :func:`load`).
+    unknown: frozenset[str] = frozenset()
 
     def inert(self, name: str) -> bool:
-        return name not in self.kills and name not in self.moved
+        return name not in self.kills and name not in self.moved and name not in self.unknown
 
 
 def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
@@ -122,11 +139,11 @@ def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
     return table
 
 
-def load(vectors: Sequence[Vector]) -> dict[str, Known]:
+def load(vectors: Sequence[Any]) -> dict[str, Known]:
     """What the shipped file knows of each of ``vectors`` whose text is the one it was computed
     on (others are left out: they are replayed). Empty when the file is missing or unreadable.
     Where this machine's numpy orders ties otherwise than the file's, the mistakes that call it
-    are left out of every entry (as unknown, neither kills nor moved)."""
+    are listed as unknown in every entry, to be replayed."""
     try:
         table: Mapping[str, Any] = json.loads(PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
@@ -151,7 +168,7 @@ def load(vectors: Sequence[Vector]) -> dict[str, Known]:
             moved = frozenset(str(name) for name in item["moved"]) - dropped
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             continue
-        known[vector.id] = Known(kills, moved)
+        known[vector.id] = Known(kills, moved, dropped)
     return known
 
 

@@ -170,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
         from conformance.triage import triage
 
         ran = suite_filter.shard_vectors(selected, shard)
-        result.triage = triage([entry.load() for entry in ran], result.results)
+        result.triage = triage(ran, result.results)  # entries: each read only if replayed
     # Protocol checks: each in a fresh session of its own, after the vectors, read only now
     # (like a vector file, a bad one stops the run).
     try:
