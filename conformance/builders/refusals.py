@@ -137,7 +137,7 @@ def params_refused() -> Iterator[Draft]:
     )
     yield _refused(
         "budget-boolean",
-        _with(budget=True),
+        _with(budget=True, recentWindow=0),
         pins="A boolean budget (true) is refused.",
         catches="booleans read as 1, as in Python (bool is an int) or JavaScript.",
     )
@@ -169,7 +169,7 @@ def params_refused() -> Iterator[Draft]:
     )
     yield _refused(
         "snake-case-names",
-        {"budget": 4, "recent_window": 1, "obs_window": 2, "pool_kernel": 3},
+        {"budget": 32, "recent_window": 1, "obs_window": 2, "pool_kernel": 3},
         pins="params spelt in snake_case is refused: the names are budget, recentWindow, "
         "obsWindow and "
         "poolKernel.",

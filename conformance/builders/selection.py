@@ -64,8 +64,9 @@ def victim_order() -> Iterator[Draft]:
             "order/victims-ascending",
             pins="Victims come back in ascending position order: 5 ranks lowest (0.125) and 2 "
             "next (0.25), and the evict returns [2, 5].",
-            catches="victims returned in rank order ([5, 2]) or in the order they are deleted in "
-            "(from the highest index down: [5, 2] again).",
+            catches="victims returned in rank order ([5, 2], as torch.topk(-pooled, k).indices "
+            "returns them) or in the order they are deleted in (from the highest index down: "
+            "[5, 2] again).",
             tags=("victim-order",),
             params=params(6, 1, 2, 1),
         )
@@ -82,8 +83,9 @@ def eviction_count() -> Iterator[Draft]:
         "evict/many-victims-one-call",
         pins="Twelve steps pass without an evict; the one evict then returns all "
         "len(kept) - budget = 9 victims at once.",
-        catches="one victim per call, and storage sized for budget + 1 entries (kept is "
-        "allowed to grow past it between evicts).",
+        catches="one victim per call, storage sized for budget + 1 entries (kept is "
+        "allowed to grow past it between evicts), and a count off by one that leaves budget - 1 "
+        "positions (evicting while len(kept) >= budget).",
         tags=(*tags, "victim-order"),
         params=params(3, 1, 4, 3),
     )

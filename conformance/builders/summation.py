@@ -125,6 +125,29 @@ def summation_order() -> Iterator[Draft]:
         "and position 0 is evicted.",
     )
     yield duel(
+        "summation/float32-accumulator-trap",
+        obs=3,
+        a=[1.0, 2.0**-24, 2.0**-24],
+        b=[1.0, 2.0**-24, 0.0],
+        a_lower=True,
+        pins="A's ring [1, 2^-24, 2^-24] sums to 1 + 2^-23, above B's 1 + 2^-24, so B is "
+        "evicted (rounding each float64 sum to float32 afterwards keeps the order).",
+        catches="a float32 accumulator, in which each + 2^-24 to 1 rounds back to 1: A ties "
+        "B and position 0 is evicted.",
+    )
+    yield duel(
+        "summation/window-mean-in-float32-trap",
+        obs=3,
+        a=[1.625, 0.0],
+        b=[1.625, 2.0**-23],
+        a_lower=True,
+        pins="A's ring sums to 1.625, one float32 unit in the last place below B's, so A is "
+        "evicted.",
+        catches="kvpress's SnapKVPress scoring in float32: the window's mean (the sum divided "
+        "by obsWindow) rounds A and B to the same float32, and the topk of the keepers keeps "
+        "A, evicting B.",
+    )
+    yield duel(
         "summation/running-sum-trap",
         obs=2,
         a=[BIG, 1.0, 1.0],

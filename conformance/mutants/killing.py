@@ -1,10 +1,11 @@
 """The kill matrix: which vectors each mutant fails, replayed in process.
 
-Each vector is replayed on a fresh in-process adapter (:class:`conformance.driver.
-InProcessAdapter`) serving the mutant, and judged by :func:`conformance.checker.judge`, the
-same checker ``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not
-``pass``. The real adapter process path is the runner's; this one skips process start-up and
-pipes, which is what makes judging ~50 mutants against the whole suite cheap enough for CI.
+Each vector is replayed on the mutant's policy (:func:`conformance.mutants.play.play`: the
+calls answered as :class:`conformance.server.Session` answers them, a crash where the policy
+raises) and the answers are judged by :func:`conformance.checker.judge`, the same checker
+``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not ``pass``.
+The real adapter process path is the runner's; this one skips process start-up, pipes and JSON,
+which is what makes judging the whole catalogue against the whole suite cheap enough for CI.
 """
 
 from __future__ import annotations
@@ -14,22 +15,31 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.checker import PASS, judge
-from conformance.driver import AdapterFailure, InProcessAdapter
+from conformance.driver import AdapterFailure
 from conformance.mutants._base import Mutant
 from conformance.vectors import Vector
 
 
+def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]], Any]:
+    """Protocol answers for replayed outcomes, and the crash that cut them short (or None)."""
+    answers: list[dict[str, Any]] = []
+    for index, outcome in enumerate(outcomes):
+        if outcome[0] == "dies":
+            return answers, AdapterFailure("crash", index, "the policy raised", answers=answers)
+        if outcome[0] == "error":
+            answers.append({"id": index, "ok": False, "error": {"kind": outcome[1], "message": ""}})
+        elif outcome[0] == "victims":
+            answers.append({"id": index, "ok": True, "victims": list(outcome[1])})
+        else:
+            answers.append({"id": index, "ok": True})
+    return answers, None
+
+
 def verdict(mutant: Mutant, vector: Vector) -> str:
     """The checker's verdict on ``mutant`` replaying ``vector`` (``"pass"`` if it survives)."""
-    adapter = InProcessAdapter(mutant.factory, mutant.implementation())
-    adapter.start()
-    failure: AdapterFailure | None = None
-    try:
-        answers = adapter.exchange([call.request for call in vector.calls])
-    except AdapterFailure as caught:
-        failure, answers = caught, caught.answers
-    finally:
-        adapter.close()
+    from conformance.mutants.play import play
+
+    answers, failure = answers_of(play(mutant.policy, vector).outcomes)
     return judge(vector, answers, failure=failure).verdict
 
 

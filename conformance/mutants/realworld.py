@@ -41,7 +41,7 @@ from conformance.mutants.summation import (
     "(src/cpp/src/continuous_batching/cache/cache_eviction.cpp): scores accumulate for as long "
     "as a position lives, and each step's row is max-pooled (`_max_pool` over idx .. "
     "idx + window - 1) before it is added",
-    keywords=("openvino", "cumulative", "forward-only", "pool-then-sum"),
+    keywords=("openvino-sum",),
     witness=Witness(
         params(3, 1, 1, 3),
         (*steps(0, 3), step(3, [1.0, 0.0, 0.5]), EVICT),
@@ -58,7 +58,7 @@ class OpenVinoSum(CumulativeSums, PoolRowsOnArrival, ForwardOnlyPooling):
     rule="§2.4: scores are window sums, not cumulative sums divided by the age of the position",
     origin="OpenVINO GenAI's NORM_SUM aggregation (cache_eviction.cpp): the SUM score of each "
     "position divided by the number of steps it has lived",
-    keywords=("norm_sum", "norm-sum", "normalised by age", "steps it has lived"),
+    keywords=("norm_sum", "norm-sum"),
     witness=Witness(
         params(2, 1, 4, 1),
         (step(0), step(1, [1.0]), step(2, [0.25, 0.75]), EVICT),

@@ -39,7 +39,7 @@ class OneVictimPerEvict(Model):
     rule="§2.4: k = max(0, len(kept) - budget), leaving exactly budget positions",
     origin="evicting while `len(kept) >= budget` (to make room for the next admission) "
     "rather than while `len(kept) > budget`",
-    keywords=("len(kept) - budget", "right count", "exactly budget", "number of victims"),
+    keywords=("leaves budget - 1",),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
 )
 class EvictCountOffByOne(Model):
@@ -363,7 +363,7 @@ class UnstableArgsort(Model):
     USES_NUMPY_SORT: ClassVar[bool] = True
 
     def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
-        scores = np.asarray(pooled[:candidates], dtype=np.float64)
+        scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         return [int(index) for index in np.argsort(scores)[:count]]
 
 
@@ -380,7 +380,7 @@ class ArgpartitionSelection(Model):
     USES_NUMPY_SORT: ClassVar[bool] = True
 
     def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
-        scores = np.asarray(pooled[:candidates], dtype=np.float64)
+        scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         if count >= len(scores):
             return list(range(len(scores)))
         chosen = np.argpartition(scores, count - 1)[:count]
@@ -402,7 +402,7 @@ class TopkKeepers(Model):
     USES_NUMPY_SORT: ClassVar[bool] = True
 
     def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
-        scores = np.asarray(pooled[:candidates], dtype=np.float64)
+        scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         keep = len(scores) - count
         if keep <= 0:
             return list(range(len(scores)))
