@@ -319,7 +319,8 @@ class Model:
         weights = self.narrow(self.weight_values(items))
         weights = self.flush(weights)
         self.check_weights(weights)
-        return self.store(weights)
+        with np.errstate(all="ignore"):  # float16 storage overflows past 65504, as in a port
+            return self.store(weights)
 
     def read_null(self) -> Any:
         return None
@@ -373,8 +374,9 @@ class Model:
         if weights is None:
             self.on_null()
             return
-        weights = self.arriving(weights)
-        self.observe(weights)
+        with np.errstate(all="ignore"):
+            weights = self.arriving(weights)
+            self.observe(weights)
         self.write(weights)
         self.writes += 1
 
@@ -459,15 +461,17 @@ class Model:
 
     def score(self) -> tuple[np.ndarray, np.ndarray]:
         """The sums and pooled scores an evict now ranks by (recorded when tracing)."""
-        sums = self.window_sums()
-        pooled = self.pool(sums)
+        with np.errstate(all="ignore"):  # a float16 or float32 sum may overflow, as in a port
+            sums = self.window_sums()
+            pooled = self.pool(sums)
         if self.tracing:
             self.trace.append((sums.copy(), pooled.copy()))
         return sums, pooled
 
     def scores(self) -> Scores:
-        sums = self.window_sums()
-        pooled = self.pool(sums)
+        with np.errstate(all="ignore"):
+            sums = self.window_sums()
+            pooled = self.pool(sums)
         return Scores(list(self.kept), [float(v) for v in sums], [float(v) for v in pooled])
 
     def excess(self) -> int:
