@@ -135,7 +135,12 @@ def kill_matrix(
         rows.append(row)
         if progress is not None:
             progress(mutant, done, len(mutants))
-    matrix = KillMatrix(list(vectors), rows)
+    return _with_guards(KillMatrix(list(vectors), rows))
+
+
+def _with_guards(matrix: KillMatrix) -> KillMatrix:
+    """Each row's guards: its killers whose description names the mistake."""
+    vectors, rows = matrix.vectors, matrix.rows
     kills = matrix.kills_per_vector()
     descriptions = {vector.id: vector.description for vector in vectors}
     for row in rows:
@@ -146,3 +151,27 @@ def kill_matrix(
                 ranked.append((rank, kills[vector_id], vector_id))
         row.guards = [vector_id for *_, vector_id in sorted(ranked)]
     return matrix
+
+
+def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> KillMatrix:
+    """The kill matrix as the shipped outcomes (:mod:`conformance.known_kills`) record it: a
+    vector kills a mutant when the mutant's answers differ from the expected ones, which is
+    when the checker fails it. Verdicts are not recorded there (``"killed"`` stands for them);
+    a vector the file does not know is replayed and judged."""
+    from conformance import known_kills
+
+    known = known_kills.load(vectors)
+    mutants = list(mutants)
+    rows = []
+    for mutant in mutants:
+        row = MutantRow(mutant)
+        for vector in vectors:
+            entry = known.get(vector.id)
+            if entry is None or mutant.name in entry.unknown:
+                result = verdict(mutant, vector)
+                if result != PASS:
+                    row.killers[vector.id] = result
+            elif mutant.name in entry.kills:
+                row.killers[vector.id] = "killed"
+        rows.append(row)
+    return _with_guards(KillMatrix(list(vectors), rows))
