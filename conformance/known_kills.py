@@ -99,7 +99,11 @@ def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
         played = play(mutant.policy, vector, trace=True)
         if played.outcomes != expected:
             first = next(
-                (i for i, (a, b) in enumerate(zip(played.outcomes, expected, strict=False)) if a != b),
+                (
+                    i
+                    for i, (a, b) in enumerate(zip(played.outcomes, expected, strict=False))
+                    if a != b
+                ),
                 min(len(played.outcomes), len(expected)),
             )
             at_first = played.outcomes[first : first + 1]

@@ -31,6 +31,7 @@ import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance.vectors import Vector
@@ -49,6 +50,9 @@ BEAM_WIDTH = 8
 EXTENSIONS = 12
 MAX_PARTS = 4
 FINALISTS = 8
+#: How many substitutes for each part of an exact combination are replayed, looking for
+#: another combination that answers the run alike.
+SUBSTITUTES = 3
 SHOWN = 5
 
 #: The groups of first divergence, in the order a porter should look at them.
@@ -110,17 +114,16 @@ def expected_outcomes(vector: Vector) -> tuple[Outcome, ...]:
     return tuple(outcomes)
 
 
-def comparable(vector: Vector, outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
+def comparable(outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
     """The port's outcomes as a catalogued mistake's are compared with them: a policy call
     answered ``unsupported`` is a port's bug reported by its adapter host (the kit's Python
     host answers an exception so), the same finding as a crash, so the outcomes end there."""
     out: list[Outcome] = []
-    for call, outcome in zip(vector.calls, outcomes, strict=False):
+    for outcome in outcomes:
         if outcome == ("error", "unsupported") or outcome == DIES:
             out.append(DIES)
-            return tuple(out)
+            break
         out.append(outcome)
-    out.extend(outcomes[len(out) :])
     return tuple(out)
 
 
@@ -295,12 +298,13 @@ class Triage:
             return f"{lead}: {top.label()} ({top.evidence()})"
         names = ", or ".join(item.label() for item in [top, *self.alike])
         count = len(self.alike) + 1
+        found = "found to answer alike" if len(top.names) > 1 else "that answer alike"
         apart = (
             f"; {self.tells_apart} tells them apart"
             if self.tells_apart
             else "; no committed vector tells them apart"
         )
-        return f"{lead}, one of {count} that answer alike: {names} ({top.evidence()}){apart}"
+        return f"{lead}, one of {count} {found}: {names} ({top.evidence()}){apart}"
 
     def lines(self, shown: int = SHOWN) -> list[str]:
         """The triage section of the text output (after the FAIL lines)."""
@@ -374,7 +378,7 @@ class _Run:
         self.digest = self.at_first = ""
         if not self.passed:
             answers = tuple(getattr(result, "answers", ()) or ())
-            self._target = comparable(self.vector, answers)
+            self._target = comparable(answers)
             first = result.call_index if result.call_index is not None else len(self._target)
             self.first = min(first, max(len(self._target) - 1, 0))
             self.digest = digest(self._target)
@@ -383,7 +387,7 @@ class _Run:
     @property
     def vector(self) -> Vector:
         if self._vector is None:
-            self._vector = self.source.load()
+            self._vector = _read(self.source)
         return self._vector
 
     @property
@@ -392,6 +396,18 @@ class _Run:
         if self._target is None:
             self._target = expected_outcomes(self.vector)
         return self._target
+
+
+def _read(source: Any) -> Vector:
+    """The vector of a suite entry the run has just read and validated: parsed again without
+    the schema and strictness checks it passed then (``load()`` if it cannot be)."""
+    path = getattr(source, "path", None)
+    if path is not None:
+        try:
+            return Vector.from_json(json.loads(Path(path).read_bytes()), path)
+        except (OSError, ValueError):
+            pass
+    return source.load()
 
 
 @dataclass
@@ -438,7 +454,14 @@ def triage(
     began = clock()
     engine = _Engine(vectors, results, list(mistakes) if mistakes is not None else catalogue())
     ranked = engine.rank(combine)
-    groups = group_failures([run.vector for run in engine.failing], [r for r in results if not r.passed])
+    if ranked and combine:
+        others = engine.alike(ranked[0])
+        ranked = [ranked[0], *others, *(item for item in ranked[1:] if item not in others)]
+    failures = [r for r in results if not r.passed]
+    undiagnosed = {r.vector_id for r in failures if not getattr(r, "diagnosis", None)}
+    groups = group_failures(
+        [run.vector for run in engine.failing if run.id in undiagnosed], failures
+    )
     likely = [engine.likely(item) for item in ranked]
     alike: list[Likely] = []
     tells_apart = None
@@ -485,6 +508,7 @@ class _Engine:
         self.replayed = 0
         self.combinations = 0
         self._exact: dict[tuple[int, ...], _Scored] = {}
+        self._order: list[_Run] | None = None
         self.singles = [self._single(index, mutant) for index, mutant in enumerate(pool)]
 
     # -- single mistakes, mostly from the shipped table ------------------------------------------
@@ -560,7 +584,13 @@ class _Engine:
         return [item for item in scored if item.explained or item.firsts]
 
     def _key(self, item: _Scored) -> tuple[Any, ...]:
-        return (-item.total, -len(item.explained), -len(item.firsts), len(item.indices), item.indices)
+        return (
+            -item.total,
+            -len(item.explained),
+            -len(item.firsts),
+            len(item.indices),
+            item.indices,
+        )
 
     def _complete(self, item: _Scored) -> bool:
         return len(item.explained) == len(self.failing) and item.agrees == len(self.passing)
@@ -590,10 +620,17 @@ class _Engine:
         )
         exact = [item for item in singles]
         best = max((item.total for item in exact), default=0)
-        for item in combos[:FINALISTS]:
+        # The best estimates, replayed those that could reproduce the most first: a
+        # combination that reproduces the whole run ends the search.
+        finalists = sorted(
+            combos[:FINALISTS], key=lambda item: (-self._bound(item), self._key(item))
+        )
+        for item in finalists:
+            if best == len(self.runs):
+                break
             if self._bound(item) < best:
                 continue
-            replayed = self._replay(item.indices)
+            replayed = self._replay(item.indices, best)
             if replayed is not None:
                 exact.append(replayed)
                 best = max(best, replayed.total)
@@ -661,18 +698,18 @@ class _Engine:
         return _Scored(indices, frozenset(explained), frozenset(firsts), agrees, False)
 
     def _bound(self, item: _Scored) -> int:
-        """The most the combination could reproduce: its estimate plus every vector several of
-        its parts touch."""
+        """The most the combination could reproduce: every vector a part touches (a part that
+        is inert on the reference's path may act on another part's), and the passing vectors
+        none touches."""
         parts = self._parts(item.indices)
-        shared = 0
-        for run in self.runs:
-            vid = run.id
-            if sum(vid in single.touches for single in parts) > 1:
-                shared += 1
-        return item.total + shared
+        touched = set().union(*(single.touches for single in parts))
+        untouched_passing = sum(1 for run in self.passing if run.id not in touched)
+        return untouched_passing + len(touched & {run.id for run in self.runs})
 
-    def _replay(self, indices: tuple[int, ...]) -> _Scored | None:
-        """Exact figures for a combination: replayed on every vector a part touches."""
+    def _replay(self, indices: tuple[int, ...], need: int = 0) -> _Scored | None:
+        """Exact figures for a combination: replayed on every vector a part touches (the
+        failing vectors first, the small ones first). None when it cannot compose, or once it
+        has missed so many vectors that it cannot reproduce ``need`` in all."""
         from conformance.mutants.play import compose
 
         if indices in self._exact:
@@ -682,24 +719,89 @@ class _Engine:
         if policy is None:
             return None
         explained, firsts = set(), set()
-        agrees = 0
-        for run in self.runs:
+        agrees = misses = 0
+        # The vectors a part answers otherwise than the port on its own come first: where a
+        # candidate that cannot win shows it soonest.
+        likely_misses: set[str] = set()
+        for single in parts:
+            likely_misses |= (single.kills & {run.id for run in self.passing}) | (
+                single.kills - single.explains - {run.id for run in self.passing}
+            )
+        order = self._replay_order()
+        order = [run for run in order if run.id in likely_misses] + [
+            run for run in order if run.id not in likely_misses
+        ]
+        for run in order:
             vid = run.id
             if not any(vid in single.touches for single in parts):
-                agrees += run.passed  # inert parts: the reference's answers
-                continue
-            self.replayed += 1
-            diverged = self._play(policy, run)
-            if run.passed:
-                agrees += diverged is None
-            elif diverged is None:
-                explained.add(vid)
-                firsts.add(vid)
-            elif diverged > run.first:
-                firsts.add(vid)
+                agrees += run.passed  # every part inert: the reference's answers
+                misses += not run.passed
+            else:
+                self.replayed += 1
+                diverged = self._play(policy, run)
+                if run.passed:
+                    agrees += diverged is None
+                    misses += diverged is not None
+                elif diverged is None:
+                    explained.add(vid)
+                    firsts.add(vid)
+                else:
+                    misses += 1
+                    if diverged > run.first:
+                        firsts.add(vid)
+            if misses > len(self.runs) - need:
+                return None
         scored = _Scored(indices, frozenset(explained), frozenset(firsts), agrees, True)
         self._exact[indices] = scored
         return scored
+
+    def _replay_order(self) -> list[_Run]:
+        """The failing vectors, then the passing ones, each the smallest first: a candidate
+        that cannot win shows it early."""
+        if self._order is None:
+
+            def size(run: _Run) -> int:
+                if run._vector is not None:
+                    return 40 * len(run._vector.calls)
+                try:
+                    return Path(run.source.path).stat().st_size
+                except (AttributeError, OSError):
+                    return 0
+
+            self._order = sorted(self.runs, key=lambda run: (run.passed, size(run)))
+        return self._order
+
+    def alike(self, top: _Scored) -> list[_Scored]:
+        """Combinations that differ from ``top`` in one part and answer the whole run exactly
+        as it does (the alternatives a porter must be told of), found by replay."""
+        if not top.exact or len(top.indices) < 2:
+            return []
+        found = []
+        for part in top.indices:
+            rest = [index for index in top.indices if index != part]
+            own = self.singles[part]
+            # Other choices for the same steps, those reproducing most of what this part
+            # reproduces on its own first.
+            options = sorted(
+                (
+                    single
+                    for single in self.singles
+                    if single.index not in top.indices
+                    and set(single.mutant.steps) == set(own.mutant.steps)
+                    and own.explains <= single.kills
+                ),
+                key=lambda single: (-len(single.explains & own.explains), single.index),
+            )
+            for single in options[:SUBSTITUTES]:
+                indices = tuple(sorted((*rest, single.index)))
+                replayed = self._replay(indices, top.total)
+                if (
+                    replayed is not None
+                    and replayed.explained == top.explained
+                    and replayed.agrees == top.agrees
+                ):
+                    found.append(replayed)
+        return self._distinct(found)
 
     # -- output ----------------------------------------------------------------------------------
 
@@ -759,7 +861,9 @@ class _Engine:
                     policy = compose(parts)
                     vector = entry.load()
                     outcomes = play(policy, vector).outcomes if policy else ()
-                    answers.add("expected" if outcomes == expected_outcomes(vector) else str(outcomes))
+                    answers.add(
+                        "expected" if outcomes == expected_outcomes(vector) else str(outcomes)
+                    )
                 else:
                     answers.add(f"unknown {id(parts)}")
             if len(answers) > 1 and not any(a.startswith("unknown") for a in answers):
@@ -795,7 +899,12 @@ def divergence_kind(vector: Vector | None, result: Any) -> str:
     kind = getattr(result, "divergence", None)
     if kind in ("sums", "pooled", "ties", "selection"):
         return str(kind)
-    if vector is not None and result.call_index is not None:
+    # A result the runner diagnosed has already been looked at for a tie (without_scores).
+    if (
+        vector is not None
+        and result.call_index is not None
+        and not getattr(result, "diagnosis", None)
+    ):
         from conformance.diagnosis import tied_selection
 
         if tied_selection(vector, result.call_index, result.actual) is not None:

@@ -22,7 +22,9 @@ def suite() -> dict[str, Vector]:
 
 def test_every_committed_vector_has_its_catches_read() -> None:
     unread = sorted(set(suite()) - set(NAMED) - set(GENERIC))
-    assert unread == [], f"add these vectors' named mistakes to conformance/mutants/named.py: {unread}"
+    assert unread == [], (
+        f"add these vectors' named mistakes to conformance/mutants/named.py: {unread}"
+    )
     stale = sorted((set(NAMED) | set(GENERIC)) - set(suite()))
     assert stale == [], f"no such committed vectors: {stale}"
     assert not set(NAMED) & set(GENERIC)
@@ -43,5 +45,7 @@ def test_each_named_mistake_is_catalogued_and_killed_by_its_vector(vector_id: st
 
 
 def test_every_catalogued_mistake_is_named_by_some_vector_that_kills_it() -> None:
-    named = {name for entries in NAMED.values() for _, names in entries for name in names.split("+")}
+    named = {
+        name for entries in NAMED.values() for _, names in entries for name in names.split("+")
+    }
     assert sorted(set(mutants.names()) - named) == []

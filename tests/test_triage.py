@@ -99,7 +99,9 @@ def test_two_mistakes_on_different_steps_are_named_together() -> None:
     assert singles["forward-only-pooling"].explains < top.explains
     # each part is written out with the rule it breaks
     lines = result.lines()
-    assert any(line.startswith("  - float32-accumulation: ") and "SPEC.md §2.4" in line for line in lines)
+    assert any(
+        line.startswith("  - float32-accumulation: ") and "SPEC.md §2.4" in line for line in lines
+    )
 
 
 def test_compose_refuses_choices_on_the_same_step() -> None:
@@ -133,7 +135,11 @@ def test_a_mistake_left_out_of_the_catalogue_is_never_the_likely_cause() -> None
         assert not top.exact
     # nothing listed explains no failure
     assert all(item["explains"] > 0 for item in result.to_json()["likely"])
-    close = result.lines()[result.lines().index("  also close:") + 1 :] if "  also close:" in result.lines() else []
+    close = (
+        result.lines()[result.lines().index("  also close:") + 1 :]
+        if "  also close:" in result.lines()
+        else []
+    )
     for line in close:
         if line.startswith("  failures by"):
             break
@@ -426,7 +432,7 @@ def test_the_c_template_built_with_fast_math_is_named(tmp_path: Path) -> None:
     files = [str(sources / name) for name in ("adapter.c", "json.c", "decimal.c", "snapkv.c")]
     flags = ["-std=c99", "-O3", "-ffast-math", "-march=native"]
     subprocess.run([gcc, *flags, "-o", str(binary), *files, "-lm"], check=True)
-    run, result = process_run([str(binary)])
+    _, result = process_run([str(binary)])
     line = first_line(result)
     assert "flush-subnormals" in line, line
     if _avx2():  # the vector width decides the order gcc adds in: modelled for 256-bit lanes

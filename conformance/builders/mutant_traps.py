@@ -39,6 +39,8 @@ TRAPPED: dict[str, tuple[str, ...]] = {
 def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:
     """The witness of ``mutant`` as a draft, refusals marked as the reference refuses them."""
     witness = mutant.witness
+    if witness is None:
+        raise ValueError(f"{mutant.name} has no witness scenario to make a trap of")
     answers = replay(witness.requests())
     kinds = [None if answer["ok"] else answer["error"]["kind"] for answer in answers]
     draft = Draft(

@@ -148,8 +148,7 @@ def heavy_hitter_epochs() -> Iterator[Draft]:
             "workload/heavy-hitter-epochs-budget-16-kernel-7",
             "Budget 16 (recent 4, window 16, kernel 7, the default shape scaled down) over 240 "
             "steps in heavy-hitter epochs of 60 steps, evicting every step.",
-            "an off-by-one pooling radius at kernel 7, and anything else that a long run "
-            "exposes.",
+            "an off-by-one pooling radius at kernel 7, and anything else that a long run exposes.",
             ("summation", "pooling"),
             params(16, 4, 16, 7),
         ),

@@ -92,8 +92,12 @@ STEPS: tuple[Step, ...] = (
     Step("refusal-effects", "what a refused step leaves behind", "§2.3", ("on_refusal",)),
     Step("position-type", "how pos is read", "§2.3", ("read_position",)),
     Step("position-range", "0 <= pos <= 2^31 - 1", "§2.3", ("check_position_range",)),
-    Step("position-order", "pos above every position admitted", "§2.3",
-         ("check_order", "insertion_index")),  # fmt: skip
+    Step(
+        "position-order",
+        "pos above every position admitted",
+        "§2.3",
+        ("check_order", "insertion_index"),
+    ),
     Step("position-storage", "how kept positions are stored", "§2.3", ("store_position",)),
     Step("null-attention", "what a null attn does", "§2.3", ("read_null", "on_null")),
     Step("empty-attention", "what an empty attn list does", "§2.3", ("read_empty",)),
@@ -108,21 +112,29 @@ STEPS: tuple[Step, ...] = (
     # -- evict (§2.4) ---------------------------------------------------------------------------
     Step("evict-structure", "one scoring per evict", "§2.4", ("evict",)),
     Step("victim-count", "k = max(0, len(kept) - budget)", "§2.4", ("excess",)),
-    Step("summation-order", "slot index order, recomputed", "§2.4 step 1",
-         ("sum_ring", "observe")),  # fmt: skip
-    Step("summation-precision", "float64 accumulation", "§2.4 step 1",
-         ("ACCUMULATOR", "finish_sums")),  # fmt: skip
+    Step("summation-order", "slot index order, recomputed", "§2.4 step 1", ("sum_ring", "observe")),
+    Step(
+        "summation-precision", "float64 accumulation", "§2.4 step 1", ("ACCUMULATOR", "finish_sums")
+    ),
     Step("score-scale", "scores are the sums themselves", "§2.4 step 1", ("scale",)),
-    Step("pool-structure", "sum each ring, then pool the sums", "§2.4",
-         ("arriving", "ring_view", "pool")),  # fmt: skip
-    Step("pool-members", "every kept entry takes part in pooling", "§2.4 step 2",
-         ("pool_members",)),  # fmt: skip
+    Step(
+        "pool-structure",
+        "sum each ring, then pool the sums",
+        "§2.4",
+        ("arriving", "ring_view", "pool"),
+    ),
+    Step(
+        "pool-members", "every kept entry takes part in pooling", "§2.4 step 2", ("pool_members",)
+    ),
     Step("pool-window", "kept entries [i - r, i + r], clamped", "§2.4 step 2", ("pool_window",)),
     Step("pool-kind", "the maximum over the window", "§2.4 step 2", ("pool_reduce",)),
-    Step("protected-window", "the recentWindow highest are not candidates", "§2.4 step 3",
-         ("candidate_count",)),  # fmt: skip
-    Step("selection", "smallest (pooled, position), ties to the lower", "§2.4 step 4",
-         ("select",)),  # fmt: skip
+    Step(
+        "protected-window",
+        "the recentWindow highest are not candidates",
+        "§2.4 step 3",
+        ("candidate_count",),
+    ),
+    Step("selection", "smallest (pooled, position), ties to the lower", "§2.4 step 4", ("select",)),
     Step("victim-order", "victims returned ascending", "§2.4 step 5", ("order_victims",)),
     Step("removal", "victims removed, survivors untouched", "§2.4 step 5", ("remove",)),
 )
@@ -187,7 +199,7 @@ class Model:
         self._fresh: dict[str, Callable[[Model], Any]] = {}
         for klass in reversed(type(self).__mro__):
             self._fresh.update(vars(klass).get("PER_ROW", {}))
-        self.per_row = {name: [] for name in self._fresh}
+        self.per_row: dict[str, list[Any]] = {name: [] for name in self._fresh}
         self.trace: list[tuple[np.ndarray, np.ndarray]] = []
         self.allocate(0)
 
@@ -572,7 +584,9 @@ class Model:
     def candidate_count(self) -> int:
         return len(self.kept) - self.params.recentWindow
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         """The kept indices of the victims, in rank order: smallest (pooled, index) first."""
         order = np.argsort(pooled[:candidates], kind="stable")
         return [int(index) for index in order[:count]]
@@ -619,18 +633,18 @@ def window_max(values: np.ndarray, low: np.ndarray, high: np.ndarray, wrap: bool
             return window_max(values, low, high, False)
         extended = np.concatenate((values[count - pad :], values, values[:pad]))
         around = np.arange(len(extended))
-        behind, ahead = int(index[0] - low[0]), int(high[0] - index[0])
-        return window_max(extended, around - behind, around + ahead, False)[pad : pad + count]
+        before, after = int(index[0] - low[0]), int(high[0] - index[0])
+        return window_max(extended, around - before, around + after, False)[pad : pad + count]
     behind, ahead = index - low, high - index - 1
     if np.all(behind == behind[0]) and np.all(ahead == ahead[0]):
         back, forth = min(int(behind[0]), count - 1), min(int(ahead[0]), count - 1)
         if back >= 0 and forth >= 0 and back + forth <= 32:
-            out = values.copy()
+            shifted = values.copy()
             for offset in range(1, forth + 1):
-                np.maximum(out[:-offset], values[offset:], out=out[:-offset])
+                np.maximum(shifted[:-offset], values[offset:], out=shifted[:-offset])
             for offset in range(1, back + 1):
-                np.maximum(out[offset:], values[:-offset], out=out[offset:])
-            return out
+                np.maximum(shifted[offset:], values[:-offset], out=shifted[offset:])
+            return shifted
     if values.ndim > 1:
         return np.stack(
             [window_max(values[:, column], low, high, False) for column in range(values.shape[1])],
@@ -638,8 +652,8 @@ def window_max(values: np.ndarray, low: np.ndarray, high: np.ndarray, wrap: bool
         )
     low = np.clip(low, 0, count)
     high = np.clip(high, 0, count)
-    data = values.tolist()
-    out = list(data)
+    data: list[Any] = values.tolist()
+    out: list[Any] = list(data)
     if np.all(np.diff(low) >= 0) and np.all(np.diff(high) >= 0):
         window: deque[int] = deque()
         right = 0

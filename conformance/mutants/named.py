@@ -49,9 +49,7 @@ NAMED: dict[str, Named] = {
     "atomicity/refused-attention-cursor-unmoved": (
         ("a refused step that advances the ring cursor", "refused-step-moves-cursor"),
     ),
-    "atomicity/refused-attention-partial-write": (
-        ("a partial write", "partial-write-on-refusal"),
-    ),
+    "atomicity/refused-attention-partial-write": (("a partial write", "partial-write-on-refusal"),),
     "atomicity/refused-position-not-admitted": (
         ("a refused step that still admits its position", "admitted-before-judged"),
     ),
@@ -96,7 +94,9 @@ NAMED: dict[str, Named] = {
         ("a length check that skips the empty case", "empty-kept-length-unchecked"),
         ("weights for the new position", "admitted-before-recording"),
     ),
-    "attention/not-a-list": (("a scalar broadcast to every kept position", "scalar-attention-broadcast"),),
+    "attention/not-a-list": (
+        ("a scalar broadcast to every kept position", "scalar-attention-broadcast"),
+    ),
     "attention/null-weight": (
         ("null weights read as 0", "null-weight-as-zero"),
         ("or NaN", "null-weight-as-nan"),
@@ -124,7 +124,10 @@ NAMED: dict[str, Named] = {
     ),
     # -- limits ----------------------------------------------------------------------------------
     "limits/maximum-params-accepted": (
-        ("memory sized by the parameters up front (budget x obsWindow floats", "memory-sized-by-params"),
+        (
+            "memory sized by the parameters up front (budget x obsWindow floats",
+            "memory-sized-by-params",
+        ),
         ("or budget + 1 rows)", "budget-plus-one-storage"),
         ("32-bit overflow in budget + 1", "budget-plus-one-overflow"),
     ),
@@ -158,7 +161,9 @@ NAMED: dict[str, Named] = {
         ("in the order they are deleted in", "victims-in-removal-order"),
     ),
     # -- params ----------------------------------------------------------------------------------
-    "params/budget-above-int31": (("a missing upper bound in 64-bit code", "param-above-int31-accepted"),),
+    "params/budget-above-int31": (
+        ("a missing upper bound in 64-bit code", "param-above-int31-accepted"),
+    ),
     "params/budget-boolean": (
         ("booleans read as 1", "boolean-param-accepted"),
         ("as in Python (bool is an int)", "bool-as-integer"),
@@ -171,16 +176,22 @@ NAMED: dict[str, Named] = {
         ("a budget checked only through 0 <= recentWindow <= budget", "budget-zero-accepted"),
     ),
     "params/extra-field": (("unknown parameters silently ignored", "unknown-params-ignored"),),
-    "params/missing-pool-kernel": (("a missing name filled from the CLI default", "missing-param-defaulted"),),
+    "params/missing-pool-kernel": (
+        ("a missing name filled from the CLI default", "missing-param-defaulted"),
+    ),
     "params/names-in-other-case": (("names matched case-insensitively", "case-insensitive-names"),),
     "params/not-an-object": (("positional parameters accepted", "positional-params"),),
-    "params/obs-window-above-int31": (("a missing upper bound on obsWindow", "param-above-int31-accepted"),),
+    "params/obs-window-above-int31": (
+        ("a missing upper bound on obsWindow", "param-above-int31-accepted"),
+    ),
     "params/obs-window-negative": (
         ("a window read as unsigned", "unsigned-params"),
         ("used as a negative array size", "negative-obs-window-accepted"),
     ),
     "params/obs-window-zero": (("a zero window accepted", "zero-obs-window-accepted"),),
-    "params/one-name-in-other-case": (("names matched case-insensitively", "case-insensitive-names"),),
+    "params/one-name-in-other-case": (
+        ("names matched case-insensitively", "case-insensitive-names"),
+    ),
     "params/pool-kernel-above-int31-odd": (
         ("a missing upper bound in 64-bit code", "param-above-int31-accepted"),
     ),
@@ -210,7 +221,9 @@ NAMED: dict[str, Named] = {
         ),
     ),
     # -- pooling ---------------------------------------------------------------------------------
-    "pooling/across-eviction-holes": (("pooling over position numbers", "pool-over-position-numbers"),),
+    "pooling/across-eviction-holes": (
+        ("pooling over position numbers", "pool-over-position-numbers"),
+    ),
     "pooling/clamp-left-defended": (
         ("edge entries left unpooled ('valid' convolution)", "edges-unpooled"),
         ("or pooling skipped", "rank-by-sums"),
@@ -243,9 +256,13 @@ NAMED: dict[str, Named] = {
     ),
     # -- positions -------------------------------------------------------------------------------
     "position/above-16-bits": (("positions truncated to 16 bits", "positions-truncated-16-bit"),),
-    "position/above-int31": (("a missing upper bound in 64-bit code", "position-above-int31-accepted"),),
+    "position/above-int31": (
+        ("a missing upper bound in 64-bit code", "position-above-int31-accepted"),
+    ),
     "position/boolean-or-null-first": (
         ("booleans and null read as 1 and 0", "position-bool-null-as-number"),
+        ("Python's bool", "boolean-position-accepted"),
+        ("Python's bool", "bool-as-integer"),
     ),
     "position/decreasing": (
         ("positions kept in a sorted set without an ordering check", "position-order-unchecked"),
@@ -253,7 +270,9 @@ NAMED: dict[str, Named] = {
     "position/equal-to-evicted": (
         ("checked against the highest kept position", "position-checked-against-kept"),
     ),
-    "position/equal-to-last": (("a >= instead of > in the ordering check", "equal-position-accepted"),),
+    "position/equal-to-last": (
+        ("a >= instead of > in the ordering check", "equal-position-accepted"),
+    ),
     "position/judged-before-attention": (
         ("the attention validated before the position", "attention-judged-before-position"),
     ),
@@ -375,7 +394,10 @@ NAMED: dict[str, Named] = {
         ("or bfloat16", "bfloat16-history"),
     ),
     "weights/integer-literals": (
-        ("requires a decimal point or a float type for weights, and refuses", "integer-weights-refused"),
+        (
+            "requires a decimal point or a float type for weights, and refuses",
+            "integer-weights-refused",
+        ),
         ("or misreads integers", "integer-weights-as-zero"),
     ),
     "weights/negative-zero": (

@@ -42,7 +42,7 @@ class CaseInsensitiveNames(Model):
     "snake-case-names-accepted",
     rule="§2.1: construction takes exactly the four names (`pool_kernel` is an extra name)",
     origin="a port that accepts its own language's spelling as an alias (serde's "
-    "`#[serde(alias = \"pool_kernel\")]`, a Python port reading `recent_window`)",
+    '`#[serde(alias = "pool_kernel")]`, a Python port reading `recent_window`)',
     keywords=("own language's spelling", "snake_case", "snake-case"),
 )
 class SnakeCaseNamesAccepted(Model):
@@ -140,7 +140,7 @@ class FractionalParamTruncated(Model):
 @mutant(
     "string-params-coerced",
     rule="§2.1: a string parameter is refused",
-    origin="a loose binding that converts `\"4\"` to 4 (JavaScript's `Number(x)`, "
+    origin='a loose binding that converts `"4"` to 4 (JavaScript\'s `Number(x)`, '
     "`int(params[name])` in Python)",
     keywords=("strings coerced",),
 )
@@ -148,11 +148,8 @@ class StringParamsCoerced(Model):
     """Reads a string holding an integer (`"4"`) as that integer."""
 
     def param_value(self, name: str, value: Any) -> Any:
-        if isinstance(value, str):
-            try:
-                value = int(value.strip())
-            except ValueError:
-                pass
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            value = int(value.strip())
         return super().param_value(name, value)
 
 
@@ -405,7 +402,7 @@ class KernelUnchecked(Model):
 @mutant(
     "seed-unvalidated",
     rule="§2.1: a seed that is not an integer is refused",
-    origin="an unused seed never looked at, so `\"7\"` or 4.5 passes",
+    origin='an unused seed never looked at, so `"7"` or 4.5 passes',
     keywords=("never validated",),
 )
 class SeedUnvalidated(Model):

@@ -69,7 +69,7 @@ def _play(
             if op == "new":
                 made = policy.construct(request.get("params"), request.get("seed"), current)
                 if trace:
-                    made.tracing = True
+                    made.__dict__["tracing"] = True  # this instance records its evicts
                     made.trace = traced
                 current = made
                 got = OK

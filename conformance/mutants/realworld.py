@@ -8,10 +8,7 @@ transcribed from it is reproduced call for call and the triage can name the part
 
 from __future__ import annotations
 
-from typing import Any
-
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
-from conformance.mutants.model import Model
 from conformance.mutants.params import BooleanParamAccepted
 from conformance.mutants.pooling import (
     AveragePooling,
@@ -20,7 +17,11 @@ from conformance.mutants.pooling import (
     RecentExcludedFromPooling,
 )
 from conformance.mutants.selection import ArgpartitionSelection, TopkKeepers, VictimsInRankOrder
-from conformance.mutants.steps import BooleanWeightAccepted, FlushSubnormals
+from conformance.mutants.steps import (
+    BooleanPositionAccepted,
+    BooleanWeightAccepted,
+    FlushSubnormals,
+)
 from conformance.mutants.summation import (
     CumulativeSums,
     FastMathVectorisedSums,
@@ -148,13 +149,6 @@ class TopkUnordered(ArgpartitionSelection, VictimsInRankOrder):
 # -- JSON numbers -------------------------------------------------------------------------------
 
 
-class BooleanPositionAccepted(Model):
-    """Accepts ``true``/``false`` as the position 1/0."""
-
-    def read_position(self, pos: Any) -> int:
-        return super().read_position(int(pos) if type(pos) is bool else pos)
-
-
 @mutant(
     "bool-as-integer",
     rule="§1: true and false are never numbers (refused in params, pos and attn)",
@@ -164,5 +158,5 @@ class BooleanPositionAccepted(Model):
     witness=Witness(params(1, 0, 1, 1), (step(False),)),
 )
 class BoolAsInteger(BooleanPositionAccepted, BooleanParamAccepted, BooleanWeightAccepted):
-    """Booleans accepted as 0/1 wherever an integer or a number is read (composed from the
-    catalogue's boolean-param-accepted and boolean-weight-accepted, and the position)."""
+    """Booleans accepted as 0/1 wherever an integer or a number is read: parameters, positions
+    and weights."""

@@ -106,8 +106,7 @@ class EmptyAttentionAsNull(Model):
 
 @mutant(
     "float16-history",
-    rule="§2.6: history is stored as float32 (the weights are float32, so storage loses "
-    "nothing)",
+    rule="§2.6: history is stored as float32 (the weights are float32, so storage loses nothing)",
     origin="a half-precision KV cache (`torch.float16`, `np.float16`) holding the attention "
     "history too: weights round to 11 significant bits and overflow past 65504",
     keywords=("float16",),
@@ -121,8 +120,7 @@ class Float16History(Model):
 
 @mutant(
     "bfloat16-history",
-    rule="§2.6: history is stored as float32 (the weights are float32, so storage loses "
-    "nothing)",
+    rule="§2.6: history is stored as float32 (the weights are float32, so storage loses nothing)",
     origin="a bfloat16 KV cache (`torch.bfloat16`, the default dtype of many checkpoints) "
     "holding the attention history too: weights round to 8 significant bits",
     keywords=("bfloat16",),
@@ -179,8 +177,13 @@ class CursorSticksAtEnd(Model):
     rule="§2.4: a sum covers the last obsWindow observed steps",
     origin="a ring of `obsWindow + 1` slots (an inclusive bound, or one slot reserved for the "
     "step being written)",
-    keywords=("keeps two steps", "off-by-one window", "second ring slot", "stale second slot",
-              "window of the wrong length"),
+    keywords=(
+        "keeps two steps",
+        "off-by-one window",
+        "second ring slot",
+        "stale second slot",
+        "window of the wrong length",
+    ),
 )
 class WindowOneLong(Model):
     """Keeps obsWindow + 1 slots per ring."""
@@ -192,8 +195,7 @@ class WindowOneLong(Model):
 @mutant(
     "window-one-short",
     rule="§2.4: a sum covers the last obsWindow observed steps",
-    origin="a ring of `obsWindow - 1` slots (an exclusive bound where an inclusive one was "
-    "meant)",
+    origin="a ring of `obsWindow - 1` slots (an exclusive bound where an inclusive one was meant)",
     keywords=("off-by-one window length", "window of the wrong length"),
 )
 class WindowOneShort(Model):

@@ -133,7 +133,9 @@ class GreedyRescoring(Model):
     origin="dropping the recent-window guard, or applying it only to the positions admitted "
     "since the last eviction",
     keywords=("made candidates", "recent window ignored", "nothing protected"),
-    witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [1.0, 1.0]}, EVICT)),
+    witness=Witness(
+        params(2, 1, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [1.0, 1.0]}, EVICT)
+    ),
 )
 class RecentMadeCandidates(Model):
     """Every kept position is a candidate: the recent window protects nothing."""
@@ -148,7 +150,9 @@ class RecentMadeCandidates(Model):
     origin="an off-by-one in the guard (`i < n - recent + 1`, or `recent - 1` from a 1-based "
     "source)",
     keywords=("recent window", "recentWindow", "off-by-one"),
-    witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [1.0, 1.0]}, EVICT)),
+    witness=Witness(
+        params(2, 1, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [1.0, 1.0]}, EVICT)
+    ),
 )
 class RecentWindowOneShort(Model):
     """Protects only the ``recentWindow - 1`` highest positions."""
@@ -163,7 +167,9 @@ class RecentWindowOneShort(Model):
     origin="an off-by-one in the guard (`i < n - recent - 1`, or protecting the position "
     "being admitted on top of the window)",
     keywords=("recent window", "recentWindow", "off-by-one"),
-    witness=Witness(params(2, 1, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [1.0, 0.0]}, EVICT)),
+    witness=Witness(
+        params(2, 1, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [1.0, 0.0]}, EVICT)
+    ),
 )
 class RecentWindowOneLong(Model):
     """Protects the ``recentWindow + 1`` highest positions."""
@@ -251,7 +257,9 @@ class RecentByCalls(Model):
 class TiesToHigherPosition(Model):
     """Equal pooled scores evict the higher position."""
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         order = np.lexsort((-np.arange(candidates), pooled[:candidates]))
         return [int(index) for index in order[:count]]
 
@@ -265,7 +273,9 @@ class TiesToHigherPosition(Model):
 class TiesByRawSum(Model):
     """Breaks ties among equal pooled scores by the raw window sum, then the position."""
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         order = np.lexsort((np.arange(candidates), sums[:candidates], pooled[:candidates]))
         return [int(index) for index in order[:count]]
 
@@ -275,12 +285,17 @@ class TiesByRawSum(Model):
     rule="§2.4: candidates are ranked by pooled score",
     origin="computing the pooled scores (they show in debug output) but ranking by the raw sums",
     keywords=("pooling skipped", "unpooled", "raw sum", "pooling ignored", "or ignored"),
-    witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), {"op": "step", "pos": 3, "attn": [0.5, 0.25, 1.0]}, EVICT)),
+    witness=Witness(
+        params(3, 1, 1, 3),
+        (*steps(0, 3), {"op": "step", "pos": 3, "attn": [0.5, 0.25, 1.0]}, EVICT),
+    ),
 )
 class RankBySums(Model):
     """Ranks candidates by their window sums; pooling is computed and ignored."""
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         return super().select(sums, sums, candidates, count)
 
 
@@ -295,14 +310,18 @@ class NegativeZeroRankedLower(Model):
     """Sums start from -0.0, so a ring written only with -0.0 in every slot sums to -0.0,
     and candidates rank by a total order where -0.0 < +0.0."""
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         rows = self.hist[: len(self.kept), : self.width]
         full = self.width >= self.ring_size()
         negative = [
             bool(full and pooled[i] == 0 and rows.shape[1] and np.all(np.signbit(rows[i])))
             for i in range(len(self.kept))
         ]
-        signed = self.pool(np.array([-0.0 if flag else s for flag, s in zip(negative, sums, strict=True)]))
+        signed = self.pool(
+            np.array([-0.0 if flag else s for flag, s in zip(negative, sums, strict=True)])
+        )
         signs = np.signbit(signed[:candidates]).astype(np.int64)
         order = np.lexsort((np.arange(candidates), 1 - signs, pooled[:candidates]))
         return [int(index) for index in order[:count]]
@@ -319,7 +338,9 @@ class HeapSelectByPooled(Model):
     """Selects the victims with a bounded max-heap keyed on the pooled score alone (the C
     template's `select_victims` without the position in its comparison)."""
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         scores = pooled[:candidates].tolist()
         heap: list[int] = []
 
@@ -362,7 +383,9 @@ class UnstableArgsort(Model):
 
     USES_NUMPY_SORT: ClassVar[bool] = True
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         return [int(index) for index in np.argsort(scores)[:count]]
 
@@ -379,7 +402,9 @@ class ArgpartitionSelection(Model):
 
     USES_NUMPY_SORT: ClassVar[bool] = True
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         if count >= len(scores):
             return list(range(len(scores)))
@@ -401,7 +426,9 @@ class TopkKeepers(Model):
 
     USES_NUMPY_SORT: ClassVar[bool] = True
 
-    def select(self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int) -> list[int]:
+    def select(
+        self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
+    ) -> list[int]:
         scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         keep = len(scores) - count
         if keep <= 0:
@@ -419,7 +446,9 @@ class TopkKeepers(Model):
     rule="§2.4: victims are returned in ascending position order",
     origin="returning the victims as they come off the sort or the heap (lowest score first)",
     keywords=("ascending", "rank order"),
-    witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [0.5, 0.25]}, EVICT)),
+    witness=Witness(
+        params(1, 0, 1, 1), (*steps(0, 2), {"op": "step", "pos": 2, "attn": [0.5, 0.25]}, EVICT)
+    ),
 )
 class VictimsInRankOrder(Model):
     """Returns the victims in rank order (lowest pooled score first), not ascending."""
@@ -440,4 +469,3 @@ class VictimsInRemovalOrder(Model):
 
     def order_victims(self, victims: Sequence[int]) -> list[int]:
         return sorted((self.kept[index] for index in victims), reverse=True)
-

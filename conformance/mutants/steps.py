@@ -25,6 +25,25 @@ from conformance.policy import FLOAT32_MAX, INT31_MAX, PolicyError, float32_lite
 
 ONE = params(1, 0, 1, 1)
 
+
+def _integral(text: str) -> bool:
+    """True for a string a loose reader turns into an integer (``"3"``, ``" -4 "``)."""
+    try:
+        int(text.strip())
+    except ValueError:
+        return False
+    return True
+
+
+def _numeric(text: str) -> bool:
+    """True for a string a loose reader turns into a number (``"0.5"``)."""
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
+
+
 # -- the order of a step's phases ----------------------------------------------------------------
 
 
@@ -54,8 +73,7 @@ class AttentionJudgedBeforePosition(Model):
 
 @mutant(
     "writes-before-position-judged",
-    rule="§2.3: a refused call changes nothing (the position is judged before anything is "
-    "written)",
+    rule="§2.3: a refused call changes nothing (the position is judged before anything is written)",
     origin="recording the step's attention first and validating the position afterwards",
     keywords=("writes its attention before the position is judged",),
 )
@@ -207,18 +225,15 @@ class NonIntegerPositionBadRequest(Model):
 @mutant(
     "position-strings-coerced",
     rule="§2.3: pos is a JSON integer; a string is invalid-position",
-    origin="a loose reader converting `\"3\"` to 3 (`Number(pos)`, `int(pos)`)",
+    origin='a loose reader converting `"3"` to 3 (`Number(pos)`, `int(pos)`)',
     keywords=("coerced from strings",),
 )
 class PositionStringsCoerced(Model):
     """Reads a string holding an integer as that position."""
 
     def read_position(self, pos: Any) -> int:
-        if isinstance(pos, str):
-            try:
-                pos = int(pos.strip())
-            except ValueError:
-                pass
+        if isinstance(pos, str) and _integral(pos):
+            pos = int(pos.strip())
         return super().read_position(pos)
 
 
@@ -235,6 +250,20 @@ class PositionFractionsTruncated(Model):
         if type(pos) is float and math.isfinite(pos):
             pos = int(pos)
         return super().read_position(pos)
+
+
+@mutant(
+    "boolean-position-accepted",
+    rule="§2.3: pos is a JSON integer; true and false are invalid-position",
+    origin="Python's `isinstance(pos, int)` (True is an int), or a reader that coerces "
+    "booleans to 1 and 0",
+    keywords=("python's bool",),
+)
+class BooleanPositionAccepted(Model):
+    """Reads `true`/`false` as the positions 1/0."""
+
+    def read_position(self, pos: Any) -> int:
+        return super().read_position(int(pos) if type(pos) is bool else pos)
 
 
 @mutant(
@@ -310,7 +339,13 @@ class GapsRefused(Model):
     "equal-position-accepted",
     rule="§2.3: pos must be strictly greater than every position admitted before",
     origin="`pos < last` where `pos <= last` was meant in the monotonicity check",
-    keywords=("equal position", "same position", "repeat", "strictly greater", "admitting the same"),
+    keywords=(
+        "equal position",
+        "same position",
+        "repeat",
+        "strictly greater",
+        "admitting the same",
+    ),
     witness=Witness(ONE, (step(0), step(0))),
 )
 class EqualPositionAccepted(Model):
@@ -515,8 +550,14 @@ class ShortAttentionZipped(Model):
 
     def attention_items(self, attn: Any) -> list[Any]:
         if isinstance(attn, list) and len(attn) < len(self.kept):
-            keep = self.hist[len(attn) : len(self.kept), self.slot] if self.slot < self.width else []
-            attn = attn + [float(v) for v in keep] + [0.0] * (len(self.kept) - len(attn) - len(keep))
+            keep: list[float] = (
+                self.hist[len(attn) : len(self.kept), self.slot].tolist()
+                if self.slot < self.width
+                else []
+            )
+            attn = (
+                attn + [float(v) for v in keep] + [0.0] * (len(self.kept) - len(attn) - len(keep))
+            )
         return super().attention_items(attn)
 
 
@@ -571,7 +612,7 @@ class BooleanWeightAccepted(Model):
 @mutant(
     "string-weights-coerced",
     rule="§2.3: each weight is a JSON number; a string is invalid-attention",
-    origin="a loose reader converting `\"0.5\"` to 0.5 (`parseFloat`, `float(w)`)",
+    origin='a loose reader converting `"0.5"` to 0.5 (`parseFloat`, `float(w)`)',
     keywords=("strings coerced",),
 )
 class StringWeightsCoerced(Model):
@@ -580,11 +621,8 @@ class StringWeightsCoerced(Model):
     def weight_values(self, items: list[Any]) -> list[Any]:
         converted = []
         for weight in items:
-            if isinstance(weight, str):
-                try:
-                    weight = float(weight)
-                except ValueError:
-                    pass
+            if isinstance(weight, str) and _numeric(weight):
+                weight = float(weight)
             converted.append(weight)
         return super().weight_values(converted)
 
@@ -668,8 +706,7 @@ class HugeIntegerSaturated(Model):
 @mutant(
     "huge-integer-bad-request",
     rule="§3.1: an integer literal of up to 40 digits is a number, not an unparseable line",
-    origin="a JSON reader that fails on integers beyond 64 bits, answered as a malformed "
-    "request",
+    origin="a JSON reader that fails on integers beyond 64 bits, answered as a malformed request",
     keywords=("failing as bad-request",),
 )
 class HugeIntegerBadRequest(Model):

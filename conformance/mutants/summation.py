@@ -64,8 +64,12 @@ def padded(ring: np.ndarray, width: int) -> np.ndarray:
     rule="§2.4: sums are accumulated in float64 (each float32 weight widened first)",
     origin="the history is float32, so the accumulator is declared float32 too "
     "(`float sum = 0` in C, a float32 tensor on GPU)",
-    keywords=("float32 accumulation", "float32 sum", "accumulated in float32",
-              "accumulated or stored in float32"),
+    keywords=(
+        "float32 accumulation",
+        "float32 sum",
+        "accumulated in float32",
+        "accumulated or stored in float32",
+    ),
     witness=ring_trap(3, [[1.0, EPS24, EPS24], [1.0, EPS24]]),
 )
 class Float32Accumulation(Model):

@@ -340,7 +340,9 @@ def handle(session: dict[str, Any], factory: Callable[..., Port], request: dict)
     return {"victims": policy.evict()}
 
 
-def main(name: str, ports: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None) -> int:
+def main(
+    name: str, ports: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None
+) -> int:
     factory = (PORTS if ports is None else ports)[name][0]
     session: dict[str, Any] = {"name": name, "done": False}
     for line in sys.stdin.buffer:

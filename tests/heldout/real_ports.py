@@ -24,7 +24,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ports import INT31_MAX, NAMES, Refused, is_int, main  # noqa: E402
+from ports import INT31_MAX, NAMES, Refused, is_int, main
 
 F32 = np.float32
 FLT_MAX = struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0]
@@ -304,7 +304,12 @@ PORTS: dict[str, tuple[Any, tuple[str, ...]]] = {
     "step-clock": (RecencyByStepClock, ("recent-by-calls",)),
     "official-maxpool": (
         OfficialSnapKV,
-        ("float32-accumulation", "pairwise-summation", "recent-excluded-from-pooling", "topk-keepers"),
+        (
+            "float32-accumulation",
+            "pairwise-summation",
+            "recent-excluded-from-pooling",
+            "topk-keepers",
+        ),
     ),
     "official-avgpool": (
         OfficialSnapKVAvgpool,
