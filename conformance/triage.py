@@ -313,6 +313,13 @@ class Triage:
             lines.extend(f"  - {part.line()}" for part in self.likely[0].parts)
             for item in self.alike:
                 lines.extend(f"  - or {part.line()}" for part in item.parts)
+            if self.alike and not self.tells_apart:
+                accept = " ".join(f"--accept {name}" for name in self.likely[0].choices)
+                lines.append(
+                    "  to tell them apart: `snapkv-conformance fuzz --adapter CMD "
+                    f"{accept}` looks for a scenario on which the port answers otherwise and "
+                    "writes it as a vector"
+                )
         others = [item for item in self.likely[1:] if item not in self.alike][: shown - 1]
         others = [item for item in others if item.explains > 0]
         if others and self.found:
@@ -780,17 +787,27 @@ class _Engine:
         for part in top.indices:
             rest = [index for index in top.indices if index != part]
             own = self.singles[part]
-            # Other choices for the same steps, those reproducing most of what this part
+            taken = {step for index in rest for step in self.singles[index].mutant.steps}
+            # Those that answer the run alike on their own first (whatever their step), then
+            # other choices for the same step, those reproducing most of what this part
             # reproduces on its own first.
             options = sorted(
                 (
                     single
                     for single in self.singles
                     if single.index not in top.indices
-                    and set(single.mutant.steps) == set(own.mutant.steps)
+                    and not taken & set(single.mutant.steps)
                     and own.explains <= single.kills
+                    and (
+                        (single.explains == own.explains and single.breaks == own.breaks)
+                        or set(single.mutant.steps) == set(own.mutant.steps)
+                    )
                 ),
-                key=lambda single: (-len(single.explains & own.explains), single.index),
+                key=lambda single: (
+                    not (single.explains == own.explains and single.breaks == own.breaks),
+                    -len(single.explains & own.explains),
+                    single.index,
+                ),
             )
             for single in options[:SUBSTITUTES]:
                 indices = tuple(sorted((*rest, single.index)))

@@ -480,17 +480,21 @@ def test_the_shipped_outcomes_are_the_catalogue_replayed_on_the_committed_suite(
 def test_the_shipped_outcomes_change_no_ranking(
     names: tuple[str, ...], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Looked up or replayed, the same figures (on the vectors short enough to replay every
-    catalogued mistake on quickly)."""
+    """Looked up or replayed, every single mistake has the same figures (on the vectors short
+    enough to replay every catalogued mistake on quickly); the file only makes the search for
+    combinations better informed (a mistake it knows to be inert on a vector leaves it out)."""
     short = [vector for vector in suite() if len(vector.calls) < 60]
     run = run_policy(mutant_policy(*names), vectors=short)
     shipped = triage.triage(short, run.results)
     monkeypatch.setattr(known_kills, "load", lambda vectors: {})
     replayed = triage.triage(short, run.results)
-    assert [item.to_json() for item in shipped.likely] == [
-        item.to_json() for item in replayed.likely
-    ]
-    assert set(shipped.likely[0].names) == set(names)
+
+    def singles(result: triage.Triage) -> list[dict[str, Any]]:
+        return [item.to_json() for item in result.likely if len(item.names) == 1]
+
+    assert singles(shipped) == singles(replayed)
+    assert shipped.likely[0].total >= replayed.likely[0].total
+    assert set(shipped.likely[0].names) == set(names) and shipped.likely[0].exact
     assert replayed.replayed > shipped.replayed
 
 
