@@ -331,8 +331,7 @@ class Model:
         weights = self.narrow(self.weight_values(items))
         weights = self.flush(weights)
         self.check_weights(weights)
-        with np.errstate(all="ignore"):  # float16 storage overflows past 65504, as in a port
-            return self.store(weights)
+        return self.store(weights)
 
     def read_null(self) -> Any:
         return None
@@ -386,9 +385,8 @@ class Model:
         if weights is None:
             self.on_null()
             return
-        with np.errstate(all="ignore"):
-            weights = self.arriving(weights)
-            self.observe(weights)
+        weights = self.arriving(weights)
+        self.observe(weights)
         self.write(weights)
         self.writes += 1
 

@@ -115,7 +115,8 @@ class Float16History(Model):
     """Stores each weight as float16 (round to nearest; infinity past 65504)."""
 
     def store(self, weights: list[float]) -> np.ndarray:
-        return np.array(weights, dtype=np.float64).astype(np.float16).astype(np.float64)
+        with np.errstate(over="ignore"):  # past 65504 a float16 is infinite, as in the port
+            return np.array(weights, dtype=np.float64).astype(np.float16).astype(np.float64)
 
 
 @mutant(

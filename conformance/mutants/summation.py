@@ -343,7 +343,8 @@ class RunningSum(Model):
         slot = self.slot
         overwritten = self.hist[:count, slot] if slot < self.width else np.zeros(count)
         total = np.array(self.per_row["running"], dtype=dtype)
-        total = (total + weights.astype(dtype)) - overwritten.astype(dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            total = (total + weights.astype(dtype)) - overwritten.astype(dtype)
         self.per_row["running"] = total.tolist()
 
     def sum_ring(self, ring: np.ndarray) -> np.ndarray:
@@ -372,7 +373,8 @@ class CumulativeSums(Model):
         if not len(weights):
             return
         dtype = self.ACCUMULATOR
-        total = np.array(self.per_row["cumulative"], dtype=dtype) + weights.astype(dtype)
+        with np.errstate(over="ignore"):  # a float32 total may overflow, as in the port
+            total = np.array(self.per_row["cumulative"], dtype=dtype) + weights.astype(dtype)
         self.per_row["cumulative"] = total.tolist()
 
     def sum_ring(self, ring: np.ndarray) -> np.ndarray:
