@@ -1,65 +1,126 @@
-"""What the triage costs next to the run it explains, on the committed suite.
+"""What the triage adds to a failing run: the run and its triage timed side by side.
 
-For a few failing ports (catalogued mistakes served in process, so the figures measure the
-triage and not process start-up), the run and the triage are each timed several times;
-medians are printed side by side with their ratio. The machine is shared and noisy: compare
-the ratios, not the seconds.
+For ports written outside the kit (``tests/heldout/real_ports.py`` and ``tests/heldout/ports.py``
+served as adapter processes, the way ``snapkv-conformance run --adapter`` drives a port) and
+for catalogued mistakes combined in process, the committed suite is run as the default ``run``
+does (one adapter process, the runner's diagnosis included) and then triaged as ``run`` triages
+it (from the suite's entries, each vector read only if something is replayed on it), in a fresh
+interpreter each time so that the triage's imports count. Each is timed ``--repeat`` times;
+medians are printed side by side, with the replays the triage needed. The machine is shared and
+noisy: compare the triage's seconds with the run's, and quote medians.
 
-Run: ``python benchmarks/bench_triage.py [--repeat N]``.
+Run: ``python benchmarks/bench_triage.py [--repeat N] [--quick]``.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import statistics
-import time
+import subprocess
+import sys
+from pathlib import Path
 
-from conformance import mutants
-from conformance.explain import triage
-from conformance.policy.reference import SnapKV
-from conformance.runner.run import run_suite
-from conformance.spec import resources
-from conformance.suite.vectors import load_suite
-from conformance.transport.session import InProcessAdapter
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
 
-PORTS = ("float32-accumulation", "ties-to-higher-position", "forward-only-pooling")
-#: Two independent mistakes: the triage has to build combinations to explain them.
-PAIR = ("float32-accumulation", "forward-only-pooling")
+from conformance import mutants  # noqa: E402
+from conformance.spec import resources  # noqa: E402
+from conformance.suite.vectors import load_suite  # noqa: E402
+
+HELDOUT = ROOT / "tests" / "heldout"
+#: Ports served as processes: (label, argv tail under tests/heldout/)
+PROCESS_PORTS = (
+    ("kvpress transcription", ("real_ports.py", "kvpress")),
+    ("official SnapKV, avgpool", ("real_ports.py", "official-avgpool")),
+    ("Java habits (2 mistakes)", ("real_ports.py", "java-habits")),
+    ("float16 history", ("real_ports.py", "float16-history")),
+    ("protected window by step calls", ("real_ports.py", "step-clock")),
+    ("OpenVINO SUM transcription", ("ports.py", "openvino-sum")),
+)
+#: Catalogued choices combined, served in process: the triage has to search combinations.
+IN_PROCESS = (
+    ("float32-accumulation", "forward-only-pooling"),
+    ("simd-lanes-8", "flush-subnormals", "ties-to-higher-position"),
+    ("null-as-empty", "case-insensitive-names", "single-rounding"),
+)
+
+
+#: Run in a fresh interpreter for each measurement, as ``snapkv-conformance run`` runs: the
+#: triage's own imports (the catalogue, numpy) count, as they do for a porter.
+CHILD = r"""
+import json, sys, time
+from conformance.spec import resources  # noqa: E402
+from conformance.runner.run import run_suite  # noqa: E402
+from conformance.suite.stream import plan_suite  # noqa: E402
+from conformance.suite.vectors import load_suite  # noqa: E402
+
+argv, names = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+suite = load_suite([str(resources.suite_dir())])
+entries = plan_suite([str(resources.suite_dir())]).vectors
+began = time.perf_counter()
+if argv:
+    run = run_suite(suite, argv)
+else:
+    from conformance import mutants
+    from conformance.transport.session import InProcessAdapter
+    from conformance.mutants.play import compose
+
+    policy = compose([mutants.lookup(name) for name in names])
+    info = {"name": "+".join(names), "language": "python", "version": "0"}
+    run = run_suite(suite, adapter_factory=lambda: InProcessAdapter(policy, info))
+run_s = time.perf_counter() - began
+began = time.perf_counter()
+from conformance.explain.triage import triage  # noqa: E402
+
+found = triage(entries, run.results)
+triage_s = time.perf_counter() - began
+print(json.dumps({"run": run_s, "triage": triage_s, "failing": found.failing,
+                  "replayed": found.replayed, "headline": found.headline()}))
+"""
+
+
+def measure(argv: list[str], names: tuple[str, ...]) -> dict[str, object]:
+    out = subprocess.run(
+        [sys.executable, "-c", CHILD, json.dumps(argv), json.dumps(list(names))],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="only the in-process ports")
     args = parser.parse_args()
-    suite = load_suite([str(resources.suite_dir())])
-    cases = [(name, mutants.lookup(name).policy) for name in PORTS]
-    pair = triage.compose([mutants.lookup(name).policy for name in PAIR], SnapKV)
-    assert pair is not None
-    cases.append((" + ".join(PAIR), pair))
+    cases: list[tuple[str, list[str], tuple[str, ...]]] = []
+    if not args.quick:
+        for label, (script, name) in PROCESS_PORTS:
+            cases.append((label, [sys.executable, str(HELDOUT / script), name], ()))
+    for names in IN_PROCESS:
+        cases.append((" + ".join(names), [], names))
     print(
-        f"{len(suite)} vectors, {len(mutants.CATALOGUE)} catalogued mistakes, "
-        f"median of {args.repeat}"
+        f"{len(load_suite([str(resources.suite_dir())]))} vectors, "
+        f"{len(mutants.CATALOGUE)} catalogued mistakes, median of {args.repeat}, load average "
+        f"{os.getloadavg()[0]:.1f}"
     )
-    print(f"{'port':50} {'failing':>7} {'run s':>7} {'triage s':>8} {'ratio':>6}  top item")
-    for name, policy in cases:
-        implementation = {"name": name, "language": "python", "version": "0"}
-        runs, triages = [], []
-        for _ in range(args.repeat):
-            began = time.perf_counter()
-            run = run_suite(
-                suite,
-                adapter_factory=lambda p=policy, i=implementation: InProcessAdapter(p, i),
-            )
-            runs.append(time.perf_counter() - began)
-            began = time.perf_counter()
-            found = triage.triage(suite, run.results)
-            triages.append(time.perf_counter() - began)
-        run_s, triage_s = statistics.median(runs), statistics.median(triages)
-        top = found.likely[0].mistake if found.likely else "-"
+    print(f"{'port':55} {'failing':>7} {'run s':>7} {'triage s':>8} {'replays':>7}  first line")
+    worst = 0.0
+    for label, argv, names in cases:
+        results = [measure(argv, names) for _ in range(args.repeat)]
+        run_s = statistics.median(float(r["run"]) for r in results)  # type: ignore[arg-type]
+        triage_s = statistics.median(float(r["triage"]) for r in results)  # type: ignore[arg-type]
+        worst = max(worst, triage_s)
+        line = str(results[-1]["headline"])
         print(
-            f"{name:50} {found.failing:>7} {run_s:7.2f} {triage_s:8.2f} "
-            f"{triage_s / run_s:6.1f}  {top}"
+            f"{label:55} {results[-1]['failing']:>7} {run_s:7.2f} {triage_s:8.2f} "
+            f"{results[-1]['replayed']:>7}  {line[:90]}{'...' if len(line) > 90 else ''}"
         )
+    print(f"slowest triage (median): {worst:.2f} s")
 
 
 if __name__ == "__main__":

@@ -265,6 +265,17 @@ class Session:
         }
 
     def op_new(self, request: New) -> dict[str, Any]:
+        construct = getattr(self.factory, "construct", None)
+        if callable(construct):
+            # A policy class that judges the seed itself and may carry state over from the
+            # policy it replaces (the mutant catalogue's lifecycle mistakes).
+            try:
+                self.policy = construct(request.params, request.seed, self.policy)
+            except PolicyError as error:
+                if hasattr(error, "remaining"):
+                    self.policy = error.remaining
+                raise
+            return {}
         if type(request.seed) is not int:
             raise PolicyError(
                 "invalid-params", f"seed must be an integer, got {show(request.seed)}"
@@ -319,6 +330,51 @@ def _encode_answer(answer: dict[str, Any]) -> bytes:
     return encode(answer)
 
 
+def encode_or_refuse(answer: dict[str, Any]) -> bytes:
+    """:func:`_encode_answer` of ``answer``; an answer JSON cannot carry (scores holding
+    infinity or NaN, a numpy integer among the victims) is a bug in the port, answered as
+    such: an ``unsupported`` refusal naming the value, never a crash of the host."""
+    try:
+        return _encode_answer(answer)
+    except (TypeError, ValueError, OverflowError) as error:
+        request_id = answer.get("id")
+        problem = _unencodable(answer) or f"{type(error).__name__}: {error}"
+        return encode(
+            refusal(
+                request_id if type(request_id) is int else None,
+                "unsupported",
+                f"the port's answer cannot be written as JSON: {problem} "
+                "(a bug in the port, not a refusal)",
+            )
+        )
+
+
+def _unencodable(value: Any, where: str = "") -> str | None:
+    """Where in ``value`` the first value JSON cannot hold is, and what it is."""
+    if isinstance(value, float):
+        if value != value:
+            return f"{where or 'the answer'} is NaN"
+        if value in (float("inf"), float("-inf")):
+            sign = "-" if value < 0 else ""
+            return f"{where or 'the answer'} is {sign}infinity"
+        return None
+    if isinstance(value, Mapping):
+        for key, item in value.items():
+            found = _unencodable(item, f"{where}.{key}" if where else str(key))
+            if found:
+                return found
+        return None
+    if isinstance(value, list | tuple):
+        for index, item in enumerate(value):
+            found = _unencodable(item, f"{where}[{index}]")
+            if found:
+                return found
+        return None
+    if value is None or isinstance(value, bool | int | str):
+        return None
+    return f"{where or 'the answer'} is a {type(value).__module__}.{type(value).__name__}"
+
+
 def serve(
     instream: IO[bytes],
     outstream: IO[bytes],
@@ -330,7 +386,7 @@ def serve(
     for line in instream:
         if line[:1] != b"{" and not line.strip(b" \t\r\n"):  # strip copies a long line
             continue
-        outstream.write(_encode_answer(session.handle_line(line)))
+        outstream.write(encode_or_refuse(session.handle_line(line)))
         outstream.flush()
         if session.finished:
             break

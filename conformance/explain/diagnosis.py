@@ -17,6 +17,8 @@ vector pins and where the port failed instead.
 
 from __future__ import annotations
 
+import math
+import struct
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -169,27 +171,42 @@ def _lowest(count: int) -> str:
 def _against_reference(
     vector: Vector, call_index: int, positions: list[int], sums: list[float], pooled: list[float]
 ) -> tuple[str, str | None]:
-    """The comparison with the reference's scores, and the divergence it shows: ``sums``,
-    ``pooled``, ``equal`` or None (nothing compared)."""
+    """The comparison with the reference's scores, and the divergence it shows: ``sums`` (a
+    sum differs), ``pooled`` (every sum is the reference's, a pooled score is not), ``equal``
+    or None (nothing compared). Scores are compared bit for bit: ``-0.0`` is not ``0.0``."""
     reference = reference_scores(vector, call_index)
     if reference is None:
         text = "The reference has no policy at this call, so there are no scores to compare."
         return text, None
     if positions != reference.positions:
         return "Its kept positions differ from the reference's, so scores are not compared.", None
-    for index, position in enumerate(positions):
-        for name, kind, ours, theirs in (
-            ("sum", "sums", sums[index], reference.sums[index]),
-            ("pooled score", "pooled", pooled[index], reference.pooled[index]),
-        ):
-            if ours != theirs:
-                text = (
-                    f"The first score that differs from the reference's is the {name} of "
-                    f"position {position} (kept index {index}): adapter {exact(ours)}, "
-                    f"reference {exact(theirs)}."
-                )
-                return text, kind
+    for name, kind, ours_all, theirs_all in (
+        ("sum", "sums", sums, reference.sums),
+        ("pooled score", "pooled", pooled, reference.pooled),
+    ):
+        differ = [i for i in range(len(positions)) if not same_bits(ours_all[i], theirs_all[i])]
+        if not differ:
+            continue
+        index = differ[0]
+        lead = (
+            "The first score that differs from the reference's is"
+            if kind == "sums"
+            else "Its sums are the reference's, bit for bit; the first score that differs is"
+        )
+        more = f" ({len(differ)} of {len(positions)} {name}s differ)" if len(differ) > 1 else ""
+        text = (
+            f"{lead} the {name} of position {positions[index]} (kept index {index}): adapter "
+            f"{exact(ours_all[index])}, reference {exact(theirs_all[index])}{more}."
+        )
+        return text, kind
     return "Its scores equal the reference's at every kept position.", "equal"
+
+
+def same_bits(a: float, b: float) -> bool:
+    """True when two scores are the same float64: ``-0.0`` and ``0.0`` differ, NaN is NaN."""
+    if a != a or b != b:
+        return a != a and b != b
+    return struct.pack("<d", a) == struct.pack("<d", b)
 
 
 def reference_scores(vector: Vector, call_index: int) -> Any:
@@ -214,7 +231,12 @@ def expected_state(vector: Vector, call_index: int) -> Tracker:
 
 
 def exact(value: float) -> str:
-    """A float written so that nothing is lost: shortest repr and the hex form."""
+    """A float written so that nothing is lost: shortest repr and the hex form (infinity and
+    NaN in words: JSON has no literal for them, an adapter sends ``1e999``)."""
+    if value != value:
+        return "NaN"
+    if value in (math.inf, -math.inf):
+        return "-infinity" if value < 0 else "infinity"
     return f"{value!r} ({value.hex()})"
 
 

@@ -1,16 +1,26 @@
-"""Which catalogued mistakes each committed vector kills, shipped so triage need not replay them.
+"""What every catalogued mistake answers on every committed vector, shipped so triage need not
+replay it.
 
-A triage replays every catalogued mistake (:mod:`conformance.mutants`) on every vector the port
-was run on, and most of its time goes to replays whose answer is known in advance: on a vector
-of the committed suite, whether a mistake passes is a fact of the suite and the catalogue. This
-module keeps those facts in ``conformance/data/kills.json``, each vector's entry with a digest
-of its canonical text, so an entry is used only for the very vector it was computed on (an
-edited or user-written vector is replayed as before).
+A triage compares catalogued mistakes (:mod:`conformance.mutants`) with the port's answers on
+every vector the port was run on, and on a vector of the committed suite what a mistake answers
+is a fact of the suite and the catalogue. This module keeps those facts in
+``conformance/data/kills.json``, each vector's entry with a digest of its canonical text, so
+an entry is used only for the very vector it was computed on (an edited or user-written vector
+is replayed instead). For each vector and each mistake the file says one of three things:
 
-What triage takes from an entry (see :func:`conformance.explain.triage.triage`): a mistake that a
-vector does not kill answers it as the vector expects, so it agrees where the port passed, and
-cannot reproduce a failure where the port failed. The file is regenerated from a checkout with
-``python -m conformance.explain.kills``; a test recomputes it and fails when it is stale.
+- nothing: the mistake is *inert* there: its answers, and the sums and pooled scores of every
+  evict, are the reference's bit for bit. Made together with other mistakes, it changes
+  nothing on that vector that they do not change.
+- ``moved``: its answers are the expected ones, but some score differs.
+- ``kills``: its answers differ: ``[first differing call, digest of that answer, digest of
+  all its answers]`` (:func:`conformance.mutants.play.digest`).
+
+Mistakes that call numpy's argsort or argpartition answer as this machine's numpy does; their
+entries hold only where :func:`~conformance.mutants.play.numpy_probe` matches the probe the file
+was computed with, and are replayed elsewhere.
+
+The file is regenerated from a checkout with ``python -m conformance.explain.kills``; a test
+recomputes it and fails when it is stale.
 """
 
 from __future__ import annotations
@@ -19,6 +29,9 @@ import hashlib
 import json
 import sys
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
 from conformance.spec import resources
 from conformance.suite.vectors import Vector, dumps_vector
@@ -26,60 +39,181 @@ from conformance.suite.vectors import Vector, dumps_vector
 PATH = resources.data_path("kills.json")
 
 
-def digest(vector: Vector) -> str:
-    """The SHA-256 of the vector's canonical text
-    (:func:`conformance.suite.vectors.dumps_vector`)."""
-    return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
+def digest(vector: Any) -> str:
+    """The SHA-256 of the vector's canonical text (:func:`conformance.suite.vectors.dumps_vector`).
+
+    A vector read from a file in the canonical layout keeps each call's line, which is that
+    call's part of the canonical text, so only the few top-level fields are encoded again. A
+    vector known only by its file (an object with ``path`` and no ``calls``, such as the
+    runner's :class:`~conformance.suite.stream.SuiteEntry`) is the file's bytes: the committed files
+    are canonical, and any other file is at worst replayed instead of looked up."""
+    if not hasattr(vector, "calls"):
+        return hashlib.sha256(Path(vector.path).read_bytes()).hexdigest()
+    if any(call.line is None for call in vector.calls):
+        return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
+    head = Vector(vector.id, vector.description, vector.tags, vector.params, vector.seed, ())
+    text = dumps_vector(head)
+    opened = '  "calls": [\n'
+    before = text[: text.index(opened) + len(opened)]
+    body = ",\n".join("    " + call.line.decode("utf-8") for call in vector.calls)
+    return hashlib.sha256((before + body + "\n  ]\n}\n").encode("utf-8")).hexdigest()
 
 
-def compute(vectors: Iterable[Vector]) -> dict[str, dict[str, object]]:
-    """``{id: {"digest": ..., "kills": [names in catalogue order]}}``, by replaying every
-    catalogued mistake on every vector: killed when its outcomes differ from the expected."""
+@dataclass(frozen=True)
+class Kill:
+    """How a mistake fails a vector: the first call it answers differently, and digests of
+    that answer and of all its answers."""
+
+    first: int
+    at_first: str
+    answers: str
+
+
+@dataclass(frozen=True)
+class Known:
+    """What the catalogue answers on one committed vector."""
+
+    kills: Mapping[str, Kill]
+    moved: frozenset[str]
+    #: Mistakes the file cannot speak for on this machine (see :func:`load`).
+    unknown: frozenset[str] = frozenset()
+
+    def inert(self, name: str) -> bool:
+        return name not in self.kills and name not in self.moved and name not in self.unknown
+
+
+def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The file's entry for ``vector``: replay every catalogued mistake (or those ``names``)
+    with its scores traced, and compare with the reference's."""
     from conformance import mutants
-    from conformance.explain.triage import divergence, expected_outcomes
+    from conformance.explain.triage import expected_outcomes
+    from conformance.mutants.model import Model
+    from conformance.mutants.play import digest as answers_digest
+    from conformance.mutants.play import play
 
-    table: dict[str, dict[str, object]] = {}
-    for vector in sorted(vectors, key=lambda v: v.id):
-        expected = expected_outcomes(vector)
-        kills = [
-            mutant.name
-            for mutant in mutants.CATALOGUE
-            if divergence(mutant.policy, vector, expected) is not None
-        ]
-        table[vector.id] = {"digest": digest(vector), "kills": kills}
+    expected = expected_outcomes(vector)
+    reference = play(Model, vector, trace=True)
+    kills: dict[str, list[Any]] = {}
+    moved: list[str] = []
+    chosen = [mutants.lookup(name) for name in names] if names else mutants.CATALOGUE
+    for mutant in chosen:
+        played = play(mutant.policy, vector, trace=True)
+        if played.outcomes != expected:
+            first = next(
+                (
+                    i
+                    for i, (a, b) in enumerate(zip(played.outcomes, expected, strict=False))
+                    if a != b
+                ),
+                min(len(played.outcomes), len(expected)),
+            )
+            at_first = played.outcomes[first : first + 1]
+            kills[mutant.name] = [
+                first,
+                answers_digest(at_first),
+                answers_digest(played.outcomes),
+            ]
+        elif not _same_scores(played.trace, reference.trace):
+            moved.append(mutant.name)
+    return {"digest": digest(vector), "kills": kills, "moved": moved}
+
+
+def _same_scores(a: Sequence[Any], b: Sequence[Any]) -> bool:
+    if len(a) != len(b):
+        return False
+    for (sums_a, pooled_a), (sums_b, pooled_b) in zip(a, b, strict=True):
+        if sums_a.tobytes() != sums_b.tobytes() or pooled_a.tobytes() != pooled_b.tobytes():
+            return False
+    return True
+
+
+def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
+    """The whole file: every vector's entry (ids sorted) and this machine's numpy probe."""
+    from conformance.mutants.play import numpy_probe
+
+    ordered = sorted(vectors, key=lambda v: v.id)
+    if jobs > 1:
+        from concurrent.futures import ProcessPoolExecutor
+
+        with ProcessPoolExecutor(jobs) as pool:
+            entries = list(pool.map(entry, ordered, chunksize=1))
+    else:
+        entries = [entry(vector) for vector in ordered]
+    table: dict[str, Any] = {"numpy": numpy_probe()}
+    table.update({vector.id: item for vector, item in zip(ordered, entries, strict=True)})
     return table
 
 
-def load(vectors: Sequence[Vector]) -> dict[str, frozenset[str]]:
-    """The shipped kills of each of ``vectors`` whose text is the one they were computed on
-    (others are left out: their kills are unknown). Empty when the file is missing."""
+def load(vectors: Sequence[Any]) -> dict[str, Known]:
+    """What the shipped file knows of each of ``vectors`` whose text is the one it was computed
+    on (others are left out: they are replayed). Empty when the file is missing or unreadable.
+    Where this machine's numpy orders ties otherwise than the file's, the mistakes that call it
+    are listed as unknown in every entry, to be replayed."""
     try:
-        table: Mapping[str, Mapping[str, object]] = json.loads(PATH.read_text(encoding="utf-8"))
+        table: Mapping[str, Any] = json.loads(PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    known: dict[str, frozenset[str]] = {}
+    from conformance import mutants
+    from conformance.mutants.play import numpy_probe
+
+    dropped: frozenset[str] = frozenset()
+    if table.get("numpy") != numpy_probe():
+        dropped = frozenset(m.name for m in mutants.CATALOGUE if m.dispatch_dependent)
+    known: dict[str, Known] = {}
     for vector in vectors:
-        entry = table.get(vector.id)
-        if entry is None:
+        item = table.get(vector.id)
+        if not isinstance(item, Mapping) or item.get("digest") != digest(vector):
             continue
-        kills = entry.get("kills")
-        if entry.get("digest") == digest(vector) and isinstance(kills, list):
-            known[vector.id] = frozenset(str(name) for name in kills)
+        try:
+            kills = {
+                str(name): Kill(int(value[0]), str(value[1]), str(value[2]))
+                for name, value in item["kills"].items()
+                if name not in dropped
+            }
+            moved = frozenset(str(name) for name in item["moved"]) - dropped
+        except (KeyError, TypeError, ValueError, IndexError, AttributeError):
+            continue
+        known[vector.id] = Known(kills, moved, dropped)
     return known
 
 
-def dumps(table: Mapping[str, object]) -> str:
-    """The file's text: one vector per line, ids sorted."""
-    lines = [f"  {json.dumps(key)}: {json.dumps(table[key])}" for key in sorted(table)]
+def unknown_here() -> frozenset[str]:
+    """The mistakes whose shipped entries do not hold on this machine (see :func:`load`)."""
+    try:
+        table = json.loads(PATH.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return frozenset()
+    from conformance import mutants
+    from conformance.mutants.play import numpy_probe
+
+    if table.get("numpy") == numpy_probe():
+        return frozenset()
+    return frozenset(m.name for m in mutants.CATALOGUE if m.dispatch_dependent)
+
+
+def dumps(table: Mapping[str, Any]) -> str:
+    """The file's text: the probe, then one vector per line, ids sorted."""
+    lines = [f"  {json.dumps('numpy')}: {json.dumps(table['numpy'])}"]
+    lines += [
+        f"  {json.dumps(key)}: {json.dumps(table[key], separators=(',', ':'))}"
+        for key in sorted(table)
+        if key != "numpy"
+    ]
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def main() -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Recompute the file for the committed suite (from a checkout only)."""
+    import argparse
+    import os
+
     from conformance.report.outputs import write_text
     from conformance.spec import resources
     from conformance.suite.vectors import load_suite
 
+    parser = argparse.ArgumentParser(prog="python -m conformance.explain.kills")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    args = parser.parse_args(argv)
     if resources.checkout_root() is None:
         print(
             "kills: run from a checkout; an installed copy never edits itself",
@@ -87,7 +221,7 @@ def main() -> int:
         )
         return 2
     vectors = load_suite([str(resources.suite_dir())])
-    write_text(PATH, dumps(compute(vectors)))
+    write_text(PATH, dumps(compute(vectors, jobs=args.jobs)))
     print(f"wrote {PATH} ({len(vectors)} vectors)")
     return 0
 

@@ -1,31 +1,37 @@
-"""Triage: which catalogued porting mistake (or mix of them) answers exactly as the port did.
+"""Triage: which catalogued porting mistakes, made together, answer exactly as the port did.
 
-After a failing run, every catalogued mutant (:mod:`conformance.mutants`) replays the vectors
-the port was run on, in process, and is compared with the port's own answers: the victims of
-every evict, the kind of every refusal, the success of every other call. A mutant *explains* a
-failing vector when it gives the port's answers call for call (a crash where the port crashed
-counts as the same answer), and *agrees* on a passing vector when it passes it too. Mutants are
-ranked by how many vectors they reproduce in all, failing and passing alike; where no single
-mistake explains every failure, combinations of two or three mistakes that override different
-steps of the policy are built and ranked with them.
+The catalogue (:mod:`conformance.mutants`) models a port as one choice per step of the policy
+(:data:`conformance.mutants.model.STEPS`); real-world code is a named point of that space. A
+*candidate* is a set of catalogued mistakes with no step in common, composed into one policy.
+It *explains* a failing vector when it gives the port's answers call for call (a crash where
+the port crashed counts as the same answer), and *agrees* on a passing vector when it passes it
+too; candidates rank by the vectors they reproduce in all.
 
-Most of these replays have a known answer: whether a catalogued mistake passes a committed
-vector is shipped with the kit (:mod:`conformance.explain.kills`), and only the rest are replayed.
+The search costs little because most of it is known in advance: what every catalogued mistake
+answers on every committed vector is shipped (:mod:`conformance.explain.kills`), and a mistake
+that is *inert* on a vector (answers and scores the reference's) changes nothing there in any
+combination. Single mistakes are scored from that table alone; a beam over the steps, guided by
+the failing vectors each mistake reproduces on its own, proposes combinations, estimated from
+the table; the best few are then replayed, in process, on every vector one of their parts is not
+inert on, so every figure a line shows is exact.
 
-Whatever the catalogue says, the failures are also grouped by where the port first diverged
-(a crash, a refusal, a broken invariant, sums, pooled scores, a tie, a selection), so a porter
-whose mistake is not catalogued still knows where to look.
+The headline says "likely cause" only for a candidate that reproduces every failing vector and
+agrees on every passing one; when several do, it names them all and a vector that tells them
+apart. Otherwise it says "closest", with both fractions; a candidate that reproduces no failing
+vector is never listed. Whatever the catalogue says, the failures are also grouped by where the
+port first diverged, so a porter whose mistake is not catalogued still knows where to look.
 
-The ranking is deterministic: it depends only on the vectors, the port's answers and the
-catalogue order.
+Everything here is a function of the vectors, the port's answers and the catalogue: nothing is
+timed, and the ranking is deterministic.
 """
 
 from __future__ import annotations
 
-import itertools
+import json
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from conformance.suite.vectors import Vector
@@ -38,14 +44,15 @@ OK: Outcome = ("ok",)
 DIES: Outcome = ("dies",)
 MALFORMED: Outcome = ("malformed",)
 
-#: How many single mistakes may enter combinations (the best-ranked first), and how many pairs
-#: may be extended to triples: enough for every combination the catalogue has produced so far,
-#: few enough that the triage stays within seconds.
-COMBINE_SINGLES = 8
-EXTEND_PAIRS = 3
-#: At most this many pairs, and then triples, are replayed, the most promising first (those
-#: whose parts reproduce the first failures of the most failing vectors between them).
-MAX_ATTEMPTS = 8
+#: The beam: how many candidates are extended at each depth, by how many mistakes each, and
+#: how many mistakes a candidate may hold; then how many of the best are replayed exactly.
+BEAM_WIDTH = 8
+EXTENSIONS = 12
+MAX_PARTS = 4
+FINALISTS = 8
+#: How many substitutes for each part of an exact combination are replayed, looking for
+#: another combination that answers the run alike.
+SUBSTITUTES = 3
 SHOWN = 5
 
 #: The groups of first divergence, in the order a porter should look at them.
@@ -56,7 +63,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("sums", "window sums differ from the reference's"),
     ("pooled", "pooled scores differ (sums equal)"),
     ("ties", "selection differs among equal pooled scores (a tie broken the wrong way)"),
-    ("selection", "selection differs with different scores"),
+    ("selection", "selection differs with scores equal to the reference's"),
     ("victims", "victims differ (no scores capability to tell sums, pooling and selection apart)"),
 )
 
@@ -65,7 +72,7 @@ GROUPS: tuple[tuple[str, str], ...] = (
 
 
 def answer_outcome(answer: Mapping[str, Any], op: str) -> Outcome:
-    """What one answer decides, for comparison with a mutant's; never raises."""
+    """What one answer decides, for comparison with a mistake's; never raises."""
     from conformance.judge.checker import answer_problem
 
     if not isinstance(answer, Mapping) or answer_problem(answer, op) is not None:
@@ -107,102 +114,51 @@ def expected_outcomes(vector: Vector) -> tuple[Outcome, ...]:
     return tuple(outcomes)
 
 
-# -- replaying a policy class ----------------------------------------------------------------
+def comparable(outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
+    """The port's outcomes as a catalogued mistake's are compared with them: a policy call
+    answered ``unsupported`` is a port's bug reported by its adapter host (the kit's Python
+    host answers an exception so), the same finding as a crash, so the outcomes end there."""
+    out: list[Outcome] = []
+    for outcome in outcomes:
+        if outcome == ("error", "unsupported") or outcome == DIES:
+            out.append(DIES)
+            break
+        out.append(outcome)
+    return tuple(out)
 
 
-def divergence(policy: type, vector: Vector, target: Sequence[Outcome]) -> int | None:
-    """Replay ``vector`` on ``policy`` in process; the index of the first call whose outcome
-    differs from ``target`` (``len(target)`` when the replay goes on past it), or None when
-    every outcome is the same."""
-    from conformance.adapter.server import Session
-
-    session = Session(lambda params, seed: policy(params, seed))
-    for index, call in enumerate(vector.calls):
-        if index >= len(target):
-            return index
-        try:
-            # answer, not handle: handle turns a raised exception into a refusal
-            answer = session.answer({**call.request, "id": index})
-        except Exception:  # a mistake that crashes (IndexError, ...): a port would die here
-            return None if target[index] == DIES and index == len(target) - 1 else index
-        if not answer.get("ok"):
-            got: Outcome = ("error", answer["error"]["kind"])
-        elif "victims" in answer:
-            got = ("victims", tuple(answer["victims"]))
-        else:
-            got = OK
-        if got != target[index]:
-            return index
-    return None if len(target) == len(vector.calls) else len(vector.calls)
-
-
-# -- composing mistakes ----------------------------------------------------------------------
-
-
-_METADATA = frozenset(
-    (
-        "__module__",
-        "__doc__",
-        "__qualname__",
-        "__dict__",
-        "__weakref__",
-        "__annotations__",
-        "__firstlineno__",
-        "__static_attributes__",
-    )
-)
-
-
-def _defined(policy: type, base: type, exclude: Iterable[type] = ()) -> set[str]:
-    """Names the classes of ``policy``'s MRO below ``base`` define, except those of
-    ``exclude`` (the classes another policy shares, such as a row-state helper: a name defined
-    there is defined once in a composition)."""
-    skip = set(exclude)
-    return {
-        name
-        for klass in policy.__mro__
-        if klass is not base and issubclass(klass, base) and klass not in skip
-        for name in vars(klass)
-        if name not in _METADATA
-    }
-
-
-def compose(policies: Sequence[type], base: type) -> type | None:
-    """A policy class with every mistake of ``policies`` at once, or None when two of them
-    override the same step (the composition would silently drop one of the two)."""
-    for a, b in itertools.combinations(policies, 2):
-        shared = set(a.__mro__) & set(b.__mro__)
-        if _defined(a, base, shared) & _defined(b, base, shared):
-            return None
-    try:
-        return type("+".join(p.__name__ for p in policies), tuple(policies), {})
-    except TypeError:  # no consistent method resolution order
-        return None
-
-
-# -- the triage ------------------------------------------------------------------------------
+# -- the results ---------------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
-class Mistake:
-    """A catalogued mistake as triage sees it: a name, plain words, and a policy class."""
+class Part:
+    """A catalogued mistake as a line shows it: what the port does and the rule it breaks."""
 
     name: str
-    description: str
-    policy: type
+    does: str
+    rule: str
+    parts: tuple[str, ...] = ()
+
+    def line(self) -> str:
+        made = f" (made of {', '.join(self.parts)})" if self.parts else ""
+        return f"{self.name}{made}: {self.does}; breaks SPEC.md {self.rule}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "does": self.does, "rule": self.rule, "parts": list(self.parts)}
 
 
 @dataclass
 class Likely:
-    """One ranked explanation: a mistake or a combination of independent mistakes.
+    """One ranked explanation: a catalogued mistake or a combination of mistakes on different
+    steps.
 
     ``explains`` failing vectors (out of ``of``) are answered exactly as the port answered
-    them; ``agrees`` passing vectors (out of ``passing``) pass under the mistake too; ``first``
-    failing vectors are answered as the port did up to and including its first failing call.
+    them; ``agrees`` passing vectors (out of ``passing``) pass under it too; ``first`` failing
+    vectors are answered as the port did up to and including its first failing call.
     """
 
     names: tuple[str, ...]
-    description: str
+    parts: tuple[Part, ...]
     explains: int
     of: int
     agrees: int
@@ -215,6 +171,10 @@ class Likely:
         return " + ".join(self.names)
 
     @property
+    def description(self) -> str:
+        return "; and ".join(part.line() for part in self.parts)
+
+    @property
     def total(self) -> int:
         return self.explains + self.agrees
 
@@ -223,9 +183,23 @@ class Likely:
         """Reproduces the whole run: every failure and every pass."""
         return self.explains == self.of and self.agrees == self.passing
 
+    @property
+    def choices(self) -> tuple[str, ...]:
+        """The catalogued choices it is made of (a named point's parts spelt out)."""
+        out: list[str] = []
+        for part in self.parts:
+            out.extend(part.parts or (part.name,))
+        return tuple(out)
+
+    def label(self) -> str:
+        """The names, and the choices of a named point: ``kvpress-snapkv (= a + b + c)``."""
+        if self.choices != self.names:
+            return f"{self.mistake} (= {' + '.join(self.choices)})"
+        return self.mistake
+
     def evidence(self) -> str:
-        """``reproduces all 61 failing vectors and agrees on the 62 passing ones``, or the
-        counts when it is not all."""
+        """``reproduces all 61 failing vectors and agrees on the 62 passing ones``, or both
+        fractions when it is not all."""
         if self.explains == self.of:
             failing = (
                 "reproduces the failing vector"
@@ -234,8 +208,6 @@ class Likely:
             )
         else:
             failing = f"reproduces {self.explains} of {self.of} failing vectors"
-            if self.first > self.explains:
-                failing += f" (the first failure of {self.first})"
         if not self.passing:
             return failing
         if self.agrees == self.passing:
@@ -252,7 +224,9 @@ class Likely:
         return {
             "mistake": self.mistake,
             "mistakes": list(self.names),
+            "choices": list(self.choices),
             "description": self.description,
+            "parts": [part.to_json() for part in self.parts],
             "explains": self.explains,
             "of": self.of,
             "agrees": self.agrees,
@@ -276,7 +250,12 @@ class Group:
 
 @dataclass
 class Triage:
-    """The triage of one failing run: ranked explanations and the failures' groups."""
+    """The triage of one failing run: ranked explanations and the failures' groups.
+
+    ``alike`` are the other candidates that answer exactly as well as the first (the first
+    line names them all), and ``tells_apart`` a vector on which they answer differently (or
+    None when the committed suite has none).
+    """
 
     likely: list[Likely]
     groups: list[Group]
@@ -285,39 +264,67 @@ class Triage:
     mistakes: int
     combinations: int
     duration: float = 0.0
+    alike: list[Likely] = field(default_factory=list)
+    tells_apart: str | None = None
+    replayed: int = 0
 
     @property
     def found(self) -> bool:
         """True when the best explanation reproduces at least one failing vector exactly."""
         return bool(self.likely) and self.likely[0].explains > 0
 
+    @property
+    def confidence(self) -> str:
+        """``likely`` (an exact explanation), ``closest`` (a partial one) or ``none``."""
+        if not self.found:
+            return "none"
+        return "likely" if self.likely[0].exact else "closest"
+
     def headline(self) -> str:
-        """The first line: the likely cause, or that the catalogue has none."""
-        if self.found:
-            top = self.likely[0]
-            lead = "likely cause" if top.explains == top.of else "closest catalogued mistake"
-            return f"{lead}: {top.mistake}: {top.description} ({top.evidence()})"
-        failing = (
-            "the failing vector"
-            if self.failing == 1
-            else f"any of the {self.failing} failing vectors"
-        )
-        text = f"no catalogued mistake reproduces {failing}"
-        if self.likely:
-            top = self.likely[0]
-            text += (
-                f"; the closest, {top.mistake}, answers as the port did up to its first "
-                f"failure on {top.first} of them"
+        """The first line: the cause, the closest partial explanation, or that there is none."""
+        if not self.found:
+            failing = (
+                "the failing vector"
+                if self.failing == 1
+                else f"any of the {self.failing} failing vectors"
             )
-        return text + "; the failures by where the port first diverged follow"
+            return (
+                f"no catalogued mistake reproduces {failing}; the failures by where the port "
+                "first diverged follow"
+            )
+        top = self.likely[0]
+        lead = "likely cause" if top.exact else "closest"
+        if not self.alike:
+            return f"{lead}: {top.label()} ({top.evidence()})"
+        names = ", or ".join(item.label() for item in [top, *self.alike])
+        count = len(self.alike) + 1
+        found = "found to answer alike" if len(top.names) > 1 else "that answer alike"
+        apart = (
+            f"; {self.tells_apart} tells them apart"
+            if self.tells_apart
+            else "; no committed vector tells them apart"
+        )
+        return f"{lead}, one of {count} {found}: {names} ({top.evidence()}){apart}"
 
     def lines(self, shown: int = SHOWN) -> list[str]:
         """The triage section of the text output (after the FAIL lines)."""
         lines = ["triage: " + self.headline()]
-        others = self.likely[1:shown] if self.found else self.likely[:shown]
-        if others:
-            lines.append("  also close:" if self.found else "  partly close:")
-            lines.extend(f"    {item.mistake}: {item.evidence()}" for item in others)
+        if self.found:
+            lines.extend(f"  - {part.line()}" for part in self.likely[0].parts)
+            for item in self.alike:
+                lines.extend(f"  - or {part.line()}" for part in item.parts)
+            if self.alike and not self.tells_apart:
+                accept = " ".join(f"--accept {name}" for name in self.likely[0].choices)
+                lines.append(
+                    "  to tell them apart: `snapkv-conformance fuzz --adapter CMD "
+                    f"{accept}` looks for a scenario on which the port answers otherwise and "
+                    "writes it as a vector"
+                )
+        others = [item for item in self.likely[1:] if item not in self.alike][: shown - 1]
+        others = [item for item in others if item.explains > 0]
+        if others and self.found:
+            lines.append("  also close:")
+            lines.extend(f"    {item.label()}: {item.evidence()}" for item in others)
         lines.append("  failures by first divergence:")
         for group in self.groups:
             lines.append(f"    {group.label}: {len(group.vectors)} ({_ids(group.vectors)})")
@@ -327,11 +334,14 @@ class Triage:
         return {
             "headline": self.headline(),
             "found": self.found,
+            "confidence": self.confidence,
             "failing": self.failing,
             "passing": self.passing,
             "mistakes_tried": self.mistakes,
             "combinations_tried": self.combinations,
-            "likely": [item.to_json() for item in self.likely],
+            "likely": [item.to_json() for item in self.likely if item.explains > 0],
+            "alike": [item.mistake for item in self.alike],
+            "tells_apart": self.tells_apart,
             "groups": [group.to_json() for group in self.groups],
         }
 
@@ -341,259 +351,545 @@ def _ids(ids: Sequence[str], limit: int = 3) -> str:
     return shown if len(ids) <= limit else f"{shown}, ... {len(ids) - limit} more"
 
 
-def catalogue_mistakes(exclude: Iterable[str] = ()) -> list[Mistake]:
+def catalogue(exclude: Iterable[str] = ()) -> list[Any]:
     """The catalogue as triage candidates, in catalogue order, minus ``exclude``."""
     from conformance import mutants
 
     skip = set(exclude)
-    return [Mistake(m.name, describe(m), m.policy) for m in mutants.CATALOGUE if m.name not in skip]
+    return [mutant for mutant in mutants.CATALOGUE if mutant.name not in skip]
 
 
-def describe(mutant: Any) -> str:
-    """Plain words for a catalogued mistake: what the port does, then the rule it breaks."""
-    doc = mutant.doc.rstrip(".") if mutant.doc else mutant.name
-    return f"{doc}; SPEC.md {mutant.rule}".replace("``", "`")
+def part_of(mutant: Any) -> Part:
+    """Plain words for a catalogued mistake: what the port does, the rule it breaks."""
+    does = (mutant.doc or mutant.name).rstrip(".").replace("``", "`")
+    return Part(mutant.name, does, mutant.rule.replace("``", "`"), tuple(mutant.parts))
+
+
+# -- scoring -------------------------------------------------------------------------------------
+
+
+class _Run:
+    """One vector of the run as triage sees it: what the port answered, and whether it passed.
+    The vector itself is read only when something has to be replayed on it (``source`` may be
+    a :class:`~conformance.suite.vectors.Vector` or an object that loads one, by ``load()``)."""
+
+    def __init__(self, source: Any, result: Any) -> None:
+        from conformance.mutants.play import digest
+
+        self.source = source
+        self.id: str = source.id
+        self.passed: bool = bool(result.passed)
+        self._vector: Vector | None = source if hasattr(source, "calls") else None
+        self._target: tuple[Outcome, ...] | None = None
+        self.first = 0
+        self.digest = self.at_first = ""
+        if not self.passed:
+            answers = tuple(getattr(result, "answers", ()) or ())
+            self._target = comparable(answers)
+            first = result.call_index if result.call_index is not None else len(self._target)
+            self.first = min(first, max(len(self._target) - 1, 0))
+            self.digest = digest(self._target)
+            self.at_first = digest(self._target[self.first : self.first + 1])
+
+    @property
+    def vector(self) -> Vector:
+        if self._vector is None:
+            self._vector = _read(self.source)
+        return self._vector
+
+    @property
+    def target(self) -> tuple[Outcome, ...]:
+        """The port's comparable outcomes (the expected ones, when it passed)."""
+        if self._target is None:
+            self._target = expected_outcomes(self.vector)
+        return self._target
+
+
+def _read(source: Any) -> Vector:
+    """The vector of a suite entry the run has just read and validated: parsed again without
+    the schema and strictness checks it passed then (``load()`` if it cannot be)."""
+    path = getattr(source, "path", None)
+    if path is not None:
+        try:
+            return Vector.from_json(json.loads(Path(path).read_bytes()), path)
+        except (OSError, ValueError):
+            pass
+    return source.load()
+
+
+@dataclass
+class _Single:
+    """What one catalogued mistake does on the run's vectors, on its own."""
+
+    index: int
+    mutant: Any
+    explains: frozenset[str]  # failing vectors it answers exactly as the port
+    firsts: frozenset[str]  # failing vectors it answers as the port up to its first failure
+    kills: frozenset[str]  # vectors whose answers it changes (failing or passing)
+    touches: frozenset[str]  # vectors it is not inert on (or not known to be)
+    breaks: int  # passing vectors it fails
 
 
 @dataclass
 class _Scored:
-    names: tuple[str, ...]
-    policy: type
-    explained: list[str]
-    firsts: frozenset[str]  # failing vectors answered as the port did up to its first failure
     indices: tuple[int, ...]
-    agrees: int = -1
+    explained: frozenset[str]
+    firsts: frozenset[str]
+    agrees: int
+    exact: bool  # True once every figure is the replay's, not an estimate
 
     @property
-    def first(self) -> int:
-        return len(self.firsts)
+    def total(self) -> int:
+        return len(self.explained) + self.agrees
 
 
 def triage(
-    vectors: Sequence[Vector],
+    vectors: Sequence[Any],
     results: Sequence[Any],
     *,
-    mistakes: Sequence[Mistake] | None = None,
+    mistakes: Sequence[Any] | None = None,
     combine: bool = True,
-    reference: type | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Triage:
-    """Rank ``mistakes`` (the catalogue by default) by how exactly each reproduces the answers
-    behind ``results`` (the runner's :class:`~conformance.judge.checker.VectorResult` list, matched
-    to ``vectors`` by id).
+    """Rank catalogued mistakes (``mistakes``, the whole catalogue by default), alone and
+    combined, by how exactly each reproduces the answers behind ``results`` (the runner's
+    :class:`~conformance.judge.checker.VectorResult` list, matched to ``vectors`` by id).
 
-    ``reference`` is the class compositions derive from (the reference policy by default).
-    """
-    from conformance.policy.reference import SnapKV
-
+    ``vectors`` may be :class:`~conformance.suite.vectors.Vector` objects or the runner's suite
+    entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a
+    replay needs it."""
     began = clock()
-    base = reference or SnapKV
-    candidates = list(mistakes) if mistakes is not None else catalogue_mistakes()
-    by_id = {vector.id: vector for vector in vectors}
-    failing: list[tuple[Vector, tuple[Outcome, ...], int]] = []
-    passing: list[tuple[Vector, tuple[Outcome, ...]]] = []
-    for result in results:
-        vector = by_id.get(result.vector_id)
-        if vector is None:
-            continue
-        if result.passed:
-            passing.append((vector, expected_outcomes(vector)))
-        else:
-            answers = tuple(getattr(result, "answers", ()) or ())
-            first = result.call_index if result.call_index is not None else len(answers)
-            failing.append((vector, answers, first))
-    failing = _designed_first(failing)
-
-    # What the shipped kill matrix says of each catalogued mistake on the committed vectors
-    # (conformance.explain.kills): a mistake a vector does not kill answers it as expected, so
-    # it agrees where the port passed and cannot reproduce a failure where the port failed.
-    from conformance import mutants
-    from conformance.explain import kills as kill_matrix
-
-    kills = kill_matrix.load(vectors)
-    shipped = {
-        m.policy: m.name
-        for m in candidates
-        if m.name in mutants.BY_NAME and mutants.BY_NAME[m.name].policy is m.policy
-    }
-
-    def passes(policy: type, vector: Vector) -> bool | None:
-        """Whether ``policy`` passes ``vector`` by the kill matrix, or None if unknown."""
-        name = shipped.get(policy)
-        if name is None or vector.id not in kills:
-            return None
-        return name not in kills[vector.id]
-
-    def on_failing(policy: type) -> tuple[list[str], frozenset[str]]:
-        explained, firsts = [], set()
-        for vector, answers, first_failure in failing:
-            if passes(policy, vector):
-                continue
-            where = divergence(policy, vector, answers)
-            if where is None:
-                explained.append(vector.id)
-            if where is None or where > first_failure:
-                firsts.add(vector.id)
-        return explained, frozenset(firsts)
-
-    def on_passing(scored: _Scored, need: int = 0) -> bool:
-        """Count the passing vectors ``scored`` agrees on; False (and stop early) once it
-        cannot reach ``need`` agreements."""
-        if scored.agrees >= 0:
-            return scored.agrees >= need
-        agrees = 0
-        for done, (vector, target) in enumerate(passing):
-            if agrees + len(passing) - done < need:
-                return False
-            known = passes(scored.policy, vector)
-            agrees += divergence(scored.policy, vector, target) is None if known is None else known
-        scored.agrees = agrees
-        return agrees >= need
-
-    singles: list[_Scored] = []
-    for index, mistake in enumerate(candidates):
-        explained, firsts = on_failing(mistake.policy)
-        if firsts:
-            singles.append(_Scored((mistake.name,), mistake.policy, explained, firsts, (index,)))
-    for scored in singles:
-        on_passing(scored)
-    ranked = sorted(singles, key=_rank_key)
-    tried = 0
-    if combine and failing and not (ranked and _complete(ranked[0], failing, passing)):
-        combos, tried = _combinations(ranked, candidates, base, on_failing, on_passing)
-        ranked = sorted(ranked + combos, key=_rank_key)
-    descriptions = {m.name: m.description for m in candidates}
-    likely = [
-        Likely(
-            names=item.names,
-            description="; and ".join(descriptions[name] for name in item.names),
-            explains=len(item.explained),
-            of=len(failing),
-            agrees=item.agrees,
-            passing=len(passing),
-            first=item.first,
-            explained=tuple(item.explained),
-        )
-        for item in ranked
-    ]
-    groups = group_failures(vectors, [r for r in results if not r.passed])
+    engine = _Engine(vectors, results, list(mistakes) if mistakes is not None else catalogue())
+    ranked = engine.rank(combine)
+    if ranked and combine:
+        others = engine.alike(ranked[0])
+        ranked = [ranked[0], *others, *(item for item in ranked[1:] if item not in others)]
+    failures = [r for r in results if not r.passed]
+    undiagnosed = {r.vector_id for r in failures if not getattr(r, "diagnosis", None)}
+    groups = group_failures(
+        [run.vector for run in engine.failing if run.id in undiagnosed], failures
+    )
+    likely = [engine.likely(item) for item in ranked]
+    alike: list[Likely] = []
+    tells_apart = None
+    if likely and likely[0].explains:
+        top = ranked[0]
+        alike = [
+            engine.likely(item)
+            for item in ranked[1:]
+            if item.exact
+            and len(item.explained) == len(top.explained)
+            and item.agrees == top.agrees
+            and item.firsts == top.firsts
+        ]
+        if alike:
+            tells_apart = engine.tells_apart([top, *ranked[1 : len(alike) + 1]])
     return Triage(
         likely=likely,
         groups=groups,
-        failing=len(failing),
-        passing=len(passing),
-        mistakes=len(candidates),
-        combinations=tried,
+        failing=len(engine.failing),
+        passing=len(engine.passing),
+        mistakes=len(engine.singles),
+        combinations=engine.combinations,
         duration=clock() - began,
+        alike=alike,
+        tells_apart=tells_apart,
+        replayed=engine.replayed,
     )
 
 
-def _rank_key(item: _Scored) -> tuple[Any, ...]:
-    explains = len(item.explained)
-    return (-(explains + item.agrees), -explains, -item.first, len(item.names), item.indices)
+class _Engine:
+    """The search for one run (see the module docstring)."""
 
+    def __init__(self, vectors: Sequence[Any], results: Sequence[Any], pool: list[Any]) -> None:
+        from conformance.explain import kills
 
-def _complete(item: _Scored, failing: Sequence[Any], passing: Sequence[Any]) -> bool:
-    return len(item.explained) == len(failing) and item.agrees == len(passing)
+        self.pool = pool
+        by_id = {vector.id: vector for vector in vectors}
+        runs = [_Run(by_id[r.vector_id], r) for r in results if r.vector_id in by_id]
+        runs.sort(key=lambda run: (run.passed, is_generated(run.id)))
+        self.runs = runs
+        self.failing = [run for run in runs if not run.passed]
+        self.passing = [run for run in runs if run.passed]
+        self.known = kills.load([run.source for run in runs])
+        self.replayed = 0
+        self.combinations = 0
+        self._exact: dict[tuple[int, ...], _Scored] = {}
+        self._order: list[_Run] | None = None
+        self.singles = [self._single(index, mutant) for index, mutant in enumerate(pool)]
 
+    # -- single mistakes, mostly from the shipped table ------------------------------------------
 
-def _combinations(
-    ranked: list[_Scored],
-    candidates: Sequence[Mistake],
-    base: type,
-    on_failing: Callable[[type], tuple[list[str], frozenset[str]]],
-    on_passing: Callable[[_Scored, int], bool],
-) -> tuple[list[_Scored], int]:
-    """Pairs, then triples, of the best single mistakes, kept when they explain more failing
-    vectors than each of their parts.
+    def _single(self, index: int, mutant: Any) -> _Single:
+        explains, firsts, kills, touches = set(), set(), set(), set()
+        breaks = 0
+        for run in self.runs:
+            vid = run.id
+            known = self.known.get(vid)
+            if known is not None and mutant.name not in known.unknown:
+                kill = known.kills.get(mutant.name)
+                if kill is not None:
+                    kills.add(vid)
+                    touches.add(vid)
+                    if run.passed:
+                        breaks += 1
+                    elif kill.answers == run.digest:
+                        explains.add(vid)
+                        firsts.add(vid)
+                    elif kill.first == run.first and kill.at_first == run.at_first:
+                        firsts.add(vid)
+                elif mutant.name in known.moved:
+                    touches.add(vid)  # it passes, but its scores moved
+                continue
+            self.replayed += 1  # not known: replayed
+            touches.add(vid)
+            played = self._play(mutant.policy, run)
+            if played is None:
+                if not run.passed:
+                    explains.add(vid)
+                    firsts.add(vid)
+                continue
+            kills.add(vid)
+            if run.passed:
+                breaks += 1
+            elif played > run.first:
+                firsts.add(vid)
+        return _Single(
+            index,
+            mutant,
+            frozenset(explains),
+            frozenset(firsts),
+            frozenset(kills),
+            frozenset(touches),
+            breaks,
+        )
 
-    Only mistakes that each reproduce the first failure of a vector the others do not are
-    combined (a part that adds nothing cannot be needed), and a combination's passing vectors
-    are replayed only when it could still rank first: a passing vector that one part fails, the
-    combination is taken to fail too.
-    """
-    pool = sorted(ranked[:COMBINE_SINGLES], key=lambda item: item.indices)
-    tried = 0
-    found: list[_Scored] = []
-    best_total = max((len(item.explained) + item.agrees for item in ranked), default=0)
+    def _play(self, policy: type, run: _Run) -> int | None:
+        """Where ``policy`` first answers otherwise than the port on ``run`` (None: never)."""
+        from conformance.mutants.play import play
 
-    def attempt(parts: Sequence[_Scored]) -> _Scored | None:
-        nonlocal tried, best_total
-        policy = compose([part.policy for part in parts], base)
+        return play(policy, run.vector, run.target).diverged
+
+    # -- ranking ---------------------------------------------------------------------------------
+
+    def rank(self, combine: bool) -> list[_Scored]:
+        scored = [
+            _Scored(
+                (single.index,),
+                single.explains,
+                single.firsts,
+                len(self.passing) - single.breaks,
+                True,
+            )
+            for single in self.singles
+            if single.explains or single.firsts
+        ]
+        scored.sort(key=self._key)
+        complete = bool(scored) and self._complete(scored[0])
+        if combine and self.failing and not complete:
+            scored = self._combine(scored)
+        return [item for item in scored if item.explained or item.firsts]
+
+    def _key(self, item: _Scored) -> tuple[Any, ...]:
+        return (
+            -item.total,
+            -len(item.explained),
+            -len(item.firsts),
+            len(item.indices),
+            item.indices,
+        )
+
+    def _complete(self, item: _Scored) -> bool:
+        return len(item.explained) == len(self.failing) and item.agrees == len(self.passing)
+
+    def _combine(self, singles: list[_Scored]) -> list[_Scored]:
+        """A beam over the steps: each candidate is extended by the mistakes that reproduce, on
+        their own, failing vectors it does not; estimates rank the beam, replays the best."""
+        useful = self.singles
+        estimates: dict[tuple[int, ...], _Scored] = {item.indices: item for item in singles}
+        beam = singles[:BEAM_WIDTH]
+        for _ in range(MAX_PARTS - 1):
+            grown: dict[tuple[int, ...], _Scored] = {}
+            for state in beam:
+                for single in self._extensions(state, useful):
+                    indices = tuple(sorted((*state.indices, single.index)))
+                    if indices in estimates or indices in grown:
+                        continue
+                    estimate = self._estimate(indices)
+                    if estimate is not None:
+                        grown[indices] = estimate
+            if not grown:
+                break
+            estimates.update(grown)
+            beam = sorted(grown.values(), key=self._key)[:BEAM_WIDTH]
+        combos = sorted(
+            (item for item in estimates.values() if len(item.indices) > 1), key=self._key
+        )
+        exact = [item for item in singles]
+        best = max((item.total for item in exact), default=0)
+        # The best estimates, replayed those that could reproduce the most first: a
+        # combination that reproduces the whole run ends the search.
+        finalists = sorted(
+            combos[:FINALISTS], key=lambda item: (-self._bound(item), self._key(item))
+        )
+        for item in finalists:
+            if best == len(self.runs):
+                break
+            if self._bound(item) < best:
+                continue
+            replayed = self._replay(item.indices, best)
+            if replayed is not None:
+                exact.append(replayed)
+                best = max(best, replayed.total)
+        exact.sort(key=self._key)
+        return self._distinct(exact)
+
+    def _distinct(self, items: list[_Scored]) -> list[_Scored]:
+        """One entry per set of choices: a named point and the same choices combined are one
+        explanation (the first, with fewer mistakes, is kept)."""
+        seen: set[frozenset[str]] = set()
+        out = []
+        for item in items:
+            choices = frozenset(
+                name
+                for index in item.indices
+                for name in (self.singles[index].mutant.parts or (self.singles[index].mutant.name,))
+            )
+            if choices not in seen:
+                seen.add(choices)
+                out.append(item)
+        return out
+
+    def _extensions(self, state: _Scored, useful: list[_Single]) -> list[_Single]:
+        taken = {step for index in state.indices for step in self.singles[index].mutant.steps}
+        missing = {run.id for run in self.failing} - state.explained
+        options = []
+        for single in useful:
+            if single.index in state.indices or taken & set(single.mutant.steps):
+                continue
+            gain = len(single.explains & missing)
+            reach = len(single.kills & missing)
+            if gain or reach:
+                options.append((-gain, -reach, single.breaks, single.index, single))
+        options.sort(key=lambda option: option[:4])
+        return [option[-1] for option in options[:EXTENSIONS]]
+
+    def _parts(self, indices: tuple[int, ...]) -> list[_Single]:
+        return [self.singles[index] for index in indices]
+
+    def _estimate(self, indices: tuple[int, ...]) -> _Scored | None:
+        """Figures for the combination from its parts alone: a vector none of them touches is
+        answered as the reference answers it; one that one part touches, as that part answers
+        it; one that several touch is not counted (it needs a replay)."""
+        from conformance.mutants.play import compose
+
+        parts = self._parts(indices)
+        if compose([single.mutant for single in parts]) is None:
+            return None
+        self.combinations += 1
+        explained, firsts = set(), set()
+        for run in self.failing:
+            vid = run.id
+            touching = [single for single in parts if vid in single.touches]
+            if len(touching) == 1:
+                if vid in touching[0].explains:
+                    explained.add(vid)
+                if vid in touching[0].firsts:
+                    firsts.add(vid)
+        agrees = 0
+        for run in self.passing:
+            vid = run.id
+            touching = [single for single in parts if vid in single.touches]
+            if not any(vid in single.kills for single in touching) and len(touching) <= 1:
+                agrees += 1
+        return _Scored(indices, frozenset(explained), frozenset(firsts), agrees, False)
+
+    def _bound(self, item: _Scored) -> int:
+        """The most the combination could reproduce: every vector a part touches (a part that
+        is inert on the reference's path may act on another part's), and the passing vectors
+        none touches."""
+        parts = self._parts(item.indices)
+        touched = set().union(*(single.touches for single in parts))
+        untouched_passing = sum(1 for run in self.passing if run.id not in touched)
+        return untouched_passing + len(touched & {run.id for run in self.runs})
+
+    def _replay(self, indices: tuple[int, ...], need: int = 0) -> _Scored | None:
+        """Exact figures for a combination: replayed on every vector a part touches (the
+        failing vectors first, the small ones first). None when it cannot compose, or once it
+        has missed so many vectors that it cannot reproduce ``need`` in all."""
+        from conformance.mutants.play import compose
+
+        if indices in self._exact:
+            return self._exact[indices]
+        parts = self._parts(indices)
+        policy = compose([single.mutant for single in parts])
         if policy is None:
             return None
-        tried += 1
-        explained, firsts = on_failing(policy)
-        best = max(len(part.explained) for part in parts)
-        if len(explained) <= best:
-            return None
-        if len(explained) + min(part.agrees for part in parts) < best_total:
-            return None
-        scored = _Scored(
-            tuple(name for part in parts for name in part.names),
-            policy,
-            explained,
-            firsts,
-            tuple(index for part in parts for index in part.indices),
-        )
-        if not on_passing(scored, best_total - len(explained)):
-            return None
-        best_total = max(best_total, len(explained) + scored.agrees)
+        explained, firsts = set(), set()
+        agrees = misses = 0
+        # The vectors a part answers otherwise than the port on its own come first: where a
+        # candidate that cannot win shows it soonest.
+        likely_misses: set[str] = set()
+        for single in parts:
+            likely_misses |= (single.kills & {run.id for run in self.passing}) | (
+                single.kills - single.explains - {run.id for run in self.passing}
+            )
+        order = self._replay_order()
+        order = [run for run in order if run.id in likely_misses] + [
+            run for run in order if run.id not in likely_misses
+        ]
+        for run in order:
+            vid = run.id
+            if not any(vid in single.touches for single in parts):
+                agrees += run.passed  # every part inert: the reference's answers
+                misses += not run.passed
+            else:
+                self.replayed += 1
+                diverged = self._play(policy, run)
+                if run.passed:
+                    agrees += diverged is None
+                    misses += diverged is not None
+                elif diverged is None:
+                    explained.add(vid)
+                    firsts.add(vid)
+                else:
+                    misses += 1
+                    if diverged > run.first:
+                        firsts.add(vid)
+            if misses > len(self.runs) - need:
+                return None
+        scored = _Scored(indices, frozenset(explained), frozenset(firsts), agrees, True)
+        self._exact[indices] = scored
         return scored
 
-    def adds(part: _Scored, others: frozenset[str]) -> bool:
-        return not part.firsts <= others
+    def _replay_order(self) -> list[_Run]:
+        """The failing vectors, then the passing ones, each the smallest first: a candidate
+        that cannot win shows it early."""
+        if self._order is None:
 
-    def promise(parts: Sequence[_Scored]) -> tuple[int, tuple[int, ...]]:
-        return (-len(frozenset().union(*(part.firsts for part in parts))), _indices(parts))
+            def size(run: _Run) -> int:
+                if run._vector is not None:
+                    return 40 * len(run._vector.calls)
+                try:
+                    return Path(run.source.path).stat().st_size
+                except (AttributeError, OSError):
+                    return 0
 
-    def complete() -> bool:
-        return best_total == len(failing_ids) + passing_count
+            self._order = sorted(self.runs, key=lambda run: (run.passed, size(run)))
+        return self._order
 
-    failing_ids = frozenset().union(*(item.firsts for item in ranked))
-    passing_count = max((item.agrees for item in ranked), default=0)
-    candidates_pairs = [
-        (a, b)
-        for a, b in itertools.combinations(pool, 2)
-        if adds(a, b.firsts) and adds(b, a.firsts)
-    ]
-    pairs = []
-    for parts in sorted(candidates_pairs, key=promise)[:MAX_ATTEMPTS]:
-        if complete():
-            break
-        scored = attempt(parts)
-        if scored is not None:
-            pairs.append(scored)
-    found.extend(pairs)
-    triples: dict[tuple[int, ...], list[_Scored]] = {}
-    for pair in sorted(pairs, key=_rank_key)[:EXTEND_PAIRS]:
-        members = [s for s in pool if s.indices[0] in pair.indices]
-        for single in pool:
-            key = tuple(sorted((*pair.indices, single.indices[0])))
-            if single in members or key in triples or not adds(single, pair.firsts):
+    def alike(self, top: _Scored) -> list[_Scored]:
+        """Combinations that differ from ``top`` in one part and answer the whole run exactly
+        as it does (the alternatives a porter must be told of), found by replay."""
+        if not top.exact or len(top.indices) < 2:
+            return []
+        found = []
+        for part in top.indices:
+            rest = [index for index in top.indices if index != part]
+            own = self.singles[part]
+            taken = {step for index in rest for step in self.singles[index].mutant.steps}
+            # Those that answer the run alike on their own first (whatever their step), then
+            # other choices for the same step, those reproducing most of what this part
+            # reproduces on its own first.
+            options = sorted(
+                (
+                    single
+                    for single in self.singles
+                    if single.index not in top.indices
+                    and not taken & set(single.mutant.steps)
+                    and own.explains <= single.kills
+                    and (
+                        (single.explains == own.explains and single.breaks == own.breaks)
+                        or set(single.mutant.steps) == set(own.mutant.steps)
+                    )
+                ),
+                key=lambda single: (
+                    not (single.explains == own.explains and single.breaks == own.breaks),
+                    -len(single.explains & own.explains),
+                    single.index,
+                ),
+            )
+            for single in options[:SUBSTITUTES]:
+                indices = tuple(sorted((*rest, single.index)))
+                replayed = self._replay(indices, top.total)
+                if (
+                    replayed is not None
+                    and replayed.explained == top.explained
+                    and replayed.agrees == top.agrees
+                ):
+                    found.append(replayed)
+        return self._distinct(found)
+
+    # -- output ----------------------------------------------------------------------------------
+
+    def likely(self, item: _Scored) -> Likely:
+        mutants = [self.singles[index].mutant for index in item.indices]
+        order = {run.id: position for position, run in enumerate(self.failing)}
+        return Likely(
+            names=tuple(mutant.name for mutant in mutants),
+            parts=tuple(part_of(mutant) for mutant in mutants),
+            explains=len(item.explained),
+            of=len(self.failing),
+            agrees=item.agrees,
+            passing=len(self.passing),
+            first=len(item.firsts),
+            explained=tuple(sorted(item.explained, key=order.__getitem__)),
+        )
+
+    def tells_apart(self, alike: Sequence[_Scored]) -> str | None:
+        """A committed vector outside the run on which candidates that answer the run alike
+        answer differently, or None. Single mistakes are compared by their shipped answers;
+        combinations are replayed on a few committed vectors their parts are not inert on."""
+        from conformance.explain import kills
+        from conformance.mutants.play import compose, play
+        from conformance.spec import resources
+        from conformance.suite.stream import SuiteEntry
+
+        ran = {run.id for run in self.runs}
+        try:
+            table = json.loads(kills.PATH.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return None
+        outside = sorted(key for key in table if key != "numpy" and key not in ran)
+        if not outside:
+            return None
+        entries = []
+        for vector_id in outside:
+            path = resources.suite_dir() / f"{vector_id}.json"
+            if path.is_file():
+                entries.append(SuiteEntry(vector_id, path))
+        known = kills.load(entries)
+        groups = [[self.singles[index].mutant for index in item.indices] for item in alike]
+        replays = 0
+        for entry in entries:
+            info = known.get(entry.id)
+            if info is None:
                 continue
-            triples[key] = sorted([*members, single], key=lambda s: s.indices)
-    for triple in sorted(triples.values(), key=promise)[:MAX_ATTEMPTS]:
-        if complete():
-            break
-        scored = attempt(triple)
-        if scored is not None:
-            found.append(scored)
-    # one entry per set of mistakes (a triple may be reached from several pairs)
-    unique = {item.indices: item for item in found}
-    return list(unique.values()), tried
-
-
-def _indices(parts: Sequence[_Scored]) -> tuple[int, ...]:
-    return tuple(index for part in parts for index in part.indices)
+            answers: set[str] = set()
+            for parts in groups:
+                touching = [m for m in parts if not info.inert(m.name)]
+                if not touching:
+                    answers.add("expected")
+                elif len(parts) == 1 and parts[0].name in info.kills:
+                    answers.add(info.kills[parts[0].name].answers)
+                elif len(parts) == 1:
+                    answers.add("expected")
+                elif replays < 24:
+                    replays += 1
+                    policy = compose(parts)
+                    vector = entry.load()
+                    outcomes = play(policy, vector).outcomes if policy else ()
+                    answers.add(
+                        "expected" if outcomes == expected_outcomes(vector) else str(outcomes)
+                    )
+                else:
+                    answers.add(f"unknown {id(parts)}")
+            if len(answers) > 1 and not any(a.startswith("unknown") for a in answers):
+                return entry.id
+        return None
 
 
 # -- grouping failures by first divergence ---------------------------------------------------
-
-
-def _designed_first(items: list[Any]) -> list[Any]:
-    """Designed vectors before random and workload ones, each part in suite order."""
-    return sorted(items, key=lambda item: is_generated(item[0].id))
 
 
 def is_generated(vector_id: str) -> bool:
@@ -621,7 +917,12 @@ def divergence_kind(vector: Vector | None, result: Any) -> str:
     kind = getattr(result, "divergence", None)
     if kind in ("sums", "pooled", "ties", "selection"):
         return str(kind)
-    if vector is not None and result.call_index is not None:
+    # A result the runner diagnosed has already been looked at for a tie (without_scores).
+    if (
+        vector is not None
+        and result.call_index is not None
+        and not getattr(result, "diagnosis", None)
+    ):
         from conformance.explain.diagnosis import tied_selection
 
         if tied_selection(vector, result.call_index, result.actual) is not None:

@@ -1,17 +1,25 @@
-"""The mutant catalogue: plausible wrong ports of SnapKV, used to measure the suite's power.
+"""The mutant catalogue: plausible wrong ports of SnapKV, used to measure the suite's power and
+to name a port's mistakes.
 
-Each mutant is the reference policy with one porting mistake (a one-method override), recorded
-with the SPEC.md rule it breaks, where the mistake comes from in practice, and a witness
-scenario on which it answers differently from the reference. ``snapkv-conformance mutants``
-replays the suite against every mutant; a vector *kills* a mutant when the mutant fails it.
+The reference policy is written as one group of hooks per step (:mod:`conformance.mutants.model`);
+each mutant is a *choice*: a subclass overriding the hooks of the step(s) its mistake changes,
+recorded with the SPEC.md rule it breaks, where it comes from in practice, the phrases a vector
+uses to name it and, for most, a witness scenario on which it answers differently from the
+reference. Choices on different steps compose, so a port is modelled as a set of choices; real
+code that makes several at once is a *named point* built from their classes
+(:mod:`~conformance.mutants.realworld`). ``snapkv-conformance mutants`` replays the suite
+against every mutant; a vector *kills* a mutant when the mutant fails it.
 
-The families, one module each: :mod:`~conformance.mutants.summation` (how window sums are
-accumulated), :mod:`~conformance.mutants.ring` (what a step writes, where and when),
-:mod:`~conformance.mutants.pooling`, :mod:`~conformance.mutants.selection` (how many victims,
-which candidates, what order), :mod:`~conformance.mutants.params` (construction) and
-:mod:`~conformance.mutants.steps` (which positions and weights a step accepts, and the error
-kinds of its refusals), and :mod:`~conformance.mutants.realworld` (what shipping eviction code
-and vectorised idioms do instead, several built from the other families' mistakes).
+The families, one module each: :mod:`~conformance.mutants.params` (construction, the seed, what
+``new`` replaces), :mod:`~conformance.mutants.steps` (which positions and weights a step
+accepts, how it reads and narrows them, what a refusal leaves behind),
+:mod:`~conformance.mutants.ring` (null and empty attention, storage, the cursor, admission),
+:mod:`~conformance.mutants.summation` (precision, order, running and cumulative totals,
+scale), :mod:`~conformance.mutants.pooling`, :mod:`~conformance.mutants.selection` (how many
+victims, which candidates, ranked how, returned in what order), and
+:mod:`~conformance.mutants.realworld` (named points). :mod:`~conformance.mutants.named` reads
+every vector's "Catches:" text into catalogued mistakes; :mod:`~conformance.mutants.play`
+replays a vector on a catalogued policy in process.
 """
 
 from __future__ import annotations
@@ -83,8 +91,7 @@ EQUIVALENT: tuple[tuple[str, str], ...] = (
     (
         "seed-used",
         "Seeding an Rng from the seed: SnapKV never draws from it, so nothing observable "
-        "depends on it (a port that *refused* some seeds would be observable, and is not in "
-        "the catalogue only because no porter has a reason to).",
+        "depends on it (a port that *refuses* some seeds is observable: seed-too-narrow).",
     ),
 )
 

@@ -1,13 +1,20 @@
 """The shape of a catalogue entry, its witness scenario, and what a response decides.
 
-A mutant is a subclass of the reference :class:`~conformance.policy.reference.SnapKV` that overrides
-one step with a plausible porting mistake. Each family module registers its mutants with
-:func:`mutant`; :mod:`conformance.mutants` collects them into the catalogue.
+A mutant is a subclass of :class:`~conformance.mutants.model.Model` (the reference policy
+written as one group of hooks per step) that overrides the hooks of one step with a plausible
+porting mistake: a *choice* for that step. A few mutants are *named points*: real-world code
+that makes several choices at once, built from the choices' classes by multiple inheritance
+(``parts``). Each family module registers its mutants with :func:`mutant`;
+:mod:`conformance.mutants` collects them into the catalogue.
 
-Every entry carries a *witness*: a small hand-built scenario on which the reference and the
+A mutant's ``steps`` are derived from the hooks its classes override (see
+:data:`~conformance.mutants.model.STEPS`): two mutants with no step in common compose.
+
+An entry may carry a *witness*: a small hand-built scenario on which the reference and the
 mutant answer differently (a different victim list, or a refusal against a success, or a
-different error kind). The witness proves the mutant is not equivalent to the reference; the
-tests replay it on both and assert the answers differ.
+different error kind). Every mutant is killed by a committed vector that names it (the kill
+matrix checks it); a witness is the smallest such scenario, and the trap vectors are made of
+witnesses (:mod:`conformance.tools.generate.builders.mutant_traps`).
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.policy.reference import SnapKV
+from conformance.mutants.model import HOOK_STEP, STEPS, Model
 from conformance.spec.text import split_description
 
 Request = dict[str, Any]
@@ -84,13 +91,15 @@ def ring_trap(obs: int, writes: Sequence[Sequence[float]], lead: bool = False) -
 
 @dataclass(frozen=True)
 class Mutant:
-    """One catalogued porting mistake.
+    """One catalogued porting mistake: a choice for one step, or a named point made of several.
 
     ``rule`` quotes the SPEC.md rule the mutant breaks (SPEC.md §2 is the policy, §3 the
     protocol); ``origin`` says in one line where the mistake comes from in practice;
     ``keywords`` are phrases a vector description uses when it names this mistake (matched
     case-insensitively, as is the mutant's own name; a vector guards against the mutant when
-    it kills it *and* its description contains one of them).
+    it kills it *and* its description contains one of them). ``steps`` are the steps of
+    :data:`~conformance.mutants.model.STEPS` it changes; ``parts`` the catalogued choices a
+    named point is made of (empty for a choice).
     """
 
     name: str
@@ -98,13 +107,23 @@ class Mutant:
     rule: str
     origin: str
     keywords: tuple[str, ...]
-    policy: type[SnapKV]
-    witness: Witness
+    policy: type[Model]
+    witness: Witness | None
     doc: str = field(default="", compare=False)
+    steps: tuple[str, ...] = ()
+    parts: tuple[str, ...] = ()
 
-    def factory(self, params: Mapping[str, Any], seed: int) -> SnapKV:
-        """A policy factory for :class:`conformance.adapter.server.Session`."""
-        return self.policy(params, seed)
+    @property
+    def dispatch_dependent(self) -> bool:
+        """True when it calls numpy's argsort or argpartition, which order equal keys as this
+        machine's numpy build does (see :func:`conformance.mutants.play.numpy_probe`)."""
+        return any(vars(klass).get("USES_NUMPY_SORT") for klass in self.policy.__mro__)
+
+    @property
+    def factory(self) -> type[Model]:
+        """A policy factory for :class:`conformance.adapter.server.Session`: the class itself (its
+        ``construct`` makes ``new``'s policy, the seed and the policy it replaces included)."""
+        return self.policy
 
     def implementation(self) -> dict[str, str]:
         """The ``implementation`` its adapter announces in the ``hello`` answer."""
@@ -134,6 +153,24 @@ class Mutant:
 
 
 _REGISTRY: list[Mutant] = []
+_BY_CLASS: dict[type, Mutant] = {}
+
+
+def overridden(policy: type) -> set[str]:
+    """The hooks of :class:`Model` that ``policy``'s classes below it define."""
+    return {
+        name
+        for klass in policy.__mro__
+        if klass is not Model and issubclass(klass, Model)
+        for name in vars(klass)
+        if name in HOOK_STEP
+    }
+
+
+def steps_of(policy: type) -> tuple[str, ...]:
+    """The steps whose hooks ``policy`` overrides, in :data:`STEPS` order."""
+    changed = {HOOK_STEP[hook] for hook in overridden(policy)}
+    return tuple(step.name for step in STEPS if step.name in changed)
 
 
 def mutant(
@@ -142,14 +179,35 @@ def mutant(
     rule: str,
     origin: str,
     keywords: Sequence[str],
-    witness: Witness,
-) -> Callable[[type[SnapKV]], type[SnapKV]]:
-    """Class decorator: register ``cls`` as the mutant ``name`` of the calling family module."""
+    witness: Witness | None = None,
+) -> Callable[[type[Model]], type[Model]]:
+    """Class decorator: register ``cls`` as the mutant ``name`` of the calling family module.
 
-    def register(cls: type[SnapKV]) -> type[SnapKV]:
+    Its steps are derived from the hooks it overrides; a class whose bases are registered
+    mutants is a named point, and those are its parts."""
+
+    def register(cls: type[Model]) -> type[Model]:
         family = cls.__module__.rsplit(".", 1)[-1]
         doc = " ".join((cls.__doc__ or "").split())
-        _REGISTRY.append(Mutant(name, family, rule, origin, tuple(keywords), cls, witness, doc))
+        parts = tuple(
+            _BY_CLASS[klass].name
+            for klass in cls.__mro__[1:]
+            if klass in _BY_CLASS and not _BY_CLASS[klass].parts
+        )
+        entry = Mutant(
+            name,
+            family,
+            rule,
+            origin,
+            tuple(keywords),
+            cls,
+            witness,
+            doc,
+            steps_of(cls),
+            parts,
+        )
+        _REGISTRY.append(entry)
+        _BY_CLASS[cls] = entry
         return cls
 
     return register

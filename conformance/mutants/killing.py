@@ -1,10 +1,11 @@
 """The kill matrix: which vectors each mutant fails, replayed in process.
 
-Each vector is replayed on a fresh in-process adapter (:class:`conformance.transport.session.
-InProcessAdapter`) serving the mutant, and judged by :func:`conformance.judge.checker.judge`, the
-same checker ``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not
-``pass``. The real adapter process path is the runner's; this one skips process start-up and
-pipes, which is what makes judging ~50 mutants against the whole suite cheap enough for CI.
+Each vector is replayed on the mutant's policy (:func:`conformance.mutants.play.play`: the
+calls answered as :class:`conformance.adapter.server.Session` answers them, a crash where the policy
+raises) and the answers are judged by :func:`conformance.judge.checker.judge`, the same checker
+``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not ``pass``.
+The real adapter process path is the runner's; this one skips process start-up, pipes and JSON,
+which is what makes judging the whole catalogue against the whole suite cheap enough for CI.
 """
 
 from __future__ import annotations
@@ -16,20 +17,29 @@ from typing import Any
 from conformance.judge.checker import PASS, judge
 from conformance.mutants._base import Mutant
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure, InProcessAdapter
+from conformance.transport.session import AdapterFailure
+
+
+def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]], Any]:
+    """Protocol answers for replayed outcomes, and the crash that cut them short (or None)."""
+    answers: list[dict[str, Any]] = []
+    for index, outcome in enumerate(outcomes):
+        if outcome[0] == "dies":
+            return answers, AdapterFailure("crash", index, "the policy raised", answers=answers)
+        if outcome[0] == "error":
+            answers.append({"id": index, "ok": False, "error": {"kind": outcome[1], "message": ""}})
+        elif outcome[0] == "victims":
+            answers.append({"id": index, "ok": True, "victims": list(outcome[1])})
+        else:
+            answers.append({"id": index, "ok": True})
+    return answers, None
 
 
 def verdict(mutant: Mutant, vector: Vector) -> str:
     """The checker's verdict on ``mutant`` replaying ``vector`` (``"pass"`` if it survives)."""
-    adapter = InProcessAdapter(mutant.factory, mutant.implementation())
-    adapter.start()
-    failure: AdapterFailure | None = None
-    try:
-        answers = adapter.exchange([call.request for call in vector.calls])
-    except AdapterFailure as caught:
-        failure, answers = caught, caught.answers
-    finally:
-        adapter.close()
+    from conformance.mutants.play import play
+
+    answers, failure = answers_of(play(mutant.policy, vector).outcomes)
     return judge(vector, answers, failure=failure).verdict
 
 
@@ -125,7 +135,12 @@ def kill_matrix(
         rows.append(row)
         if progress is not None:
             progress(mutant, done, len(mutants))
-    matrix = KillMatrix(list(vectors), rows)
+    return _with_guards(KillMatrix(list(vectors), rows))
+
+
+def _with_guards(matrix: KillMatrix) -> KillMatrix:
+    """Each row's guards: its killers whose description names the mistake."""
+    vectors, rows = matrix.vectors, matrix.rows
     kills = matrix.kills_per_vector()
     descriptions = {vector.id: vector.description for vector in vectors}
     for row in rows:
@@ -136,3 +151,27 @@ def kill_matrix(
                 ranked.append((rank, kills[vector_id], vector_id))
         row.guards = [vector_id for *_, vector_id in sorted(ranked)]
     return matrix
+
+
+def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> KillMatrix:
+    """The kill matrix as the shipped outcomes (:mod:`conformance.explain.kills`) record it: a
+    vector kills a mutant when the mutant's answers differ from the expected ones, which is
+    when the checker fails it. Verdicts are not recorded there (``"killed"`` stands for them);
+    a vector the file does not know is replayed and judged."""
+    from conformance.explain import kills
+
+    known = kills.load(vectors)
+    mutants = list(mutants)
+    rows = []
+    for mutant in mutants:
+        row = MutantRow(mutant)
+        for vector in vectors:
+            entry = known.get(vector.id)
+            if entry is None or mutant.name in entry.unknown:
+                result = verdict(mutant, vector)
+                if result != PASS:
+                    row.killers[vector.id] = result
+            elif mutant.name in entry.kills:
+                row.killers[vector.id] = "killed"
+        rows.append(row)
+    return _with_guards(KillMatrix(list(vectors), rows))

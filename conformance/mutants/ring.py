@@ -1,17 +1,21 @@
-"""Ring mistakes: what a step writes into the history rings, where, and when.
+"""Ring mistakes: what a step writes into the history rings, where, when, and in what format.
 
-SPEC.md §2.3: a non-null ``attn`` writes one column at the shared cursor and advances it; a
-``null`` attn writes nothing and does not move it; the admitted position starts with an all-zero
-history; a refused call changes nothing.
+SPEC.md §2.3: a non-null ``attn`` writes one column at the shared cursor and advances it
+modulo ``obsWindow``; a ``null`` attn writes nothing and does not move it; an empty list is not
+null; the admitted position starts with an all-zero history. SPEC.md §2.6: history is stored as
+float32, which the weights already are, so storage loses nothing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, ClassVar
 
-from conformance.mutants._base import EPS53, EVICT, Witness, mutant, params, ring_trap, step, steps
-from conformance.policy.reference import FLOAT32_MAX, PolicyError, Ring, SnapKV, float32_literal
+import numpy as np
+
+from conformance.mutants._base import EPS53, EVICT, Witness, mutant, params, ring_trap, step
+from conformance.mutants._floats import to_bfloat16
+from conformance.mutants.model import Model
+from conformance.policy.reference import PolicyError
 
 # obsWindow 2: position 0 receives 1.0 in slot 0; a null step follows; the next weighted step
 # lands in slot 1 for the reference but overwrites slot 0 when a null step moved the cursor.
@@ -20,25 +24,22 @@ NULL_STEP_WITNESS = Witness(
     (step(0), step(1, [1.0]), step(2), step(3, [0.5, 1.0, 1.0]), EVICT),
 )
 
+# -- null and empty attention ----------------------------------------------------------------
+
 
 @mutant(
     "null-advances-ring",
     rule="§2.3: a null attn writes nothing and does not move the cursor",
     origin="the cursor increment sits outside the `if (attn != NULL)` block, so the window "
     "counts calls rather than observed steps and keeps a stale weight for another cycle",
-    keywords=("null step", "null attn", "null vector", "inert"),
+    keywords=("null step", "null attn", "null vector", "inert", "advances the ring"),
     witness=NULL_STEP_WITNESS,
 )
-class NullAdvancesRing(SnapKV):
+class NullAdvancesRing(Model):
     """A null step writes nothing but still advances the cursor."""
 
-    def step(self, pos: Any, attn: Any) -> None:
-        if attn is not None:
-            super().step(pos, attn)
-            return
-        position = self.check_position(pos)
-        self.slot = (self.slot + 1) % self.params.obsWindow
-        self.admit(position)
+    def on_null(self) -> None:
+        self.slot = (self.slot + 1) % self.ring_size()
 
 
 @mutant(
@@ -48,12 +49,40 @@ class NullAdvancesRing(SnapKV):
     keywords=("null step", "null attn", "null vector", "inert", "writes zeros"),
     witness=NULL_STEP_WITNESS,
 )
-class NullWritesZeros(SnapKV):
+class NullWritesZeros(Model):
     """A null step is recorded as a step of all-zero weights (written, cursor advanced)."""
 
-    def check_attention(self, attn: Any) -> list[float] | None:
-        weights = super().check_attention(attn)
-        return [0.0] * len(self.kept) if weights is None else weights
+    def read_null(self) -> Any:
+        return [0.0] * len(self.kept)
+
+
+@mutant(
+    "null-as-empty",
+    rule="§2.3: a null attn is not a list: it writes nothing and does not move the cursor",
+    origin="a JSON binding that reads `null` into an empty array (Jackson's "
+    "`AS_EMPTY` nulls, Go's nil slice, `attn ?? []`), which then fails the length check "
+    "whenever anything is kept",
+    keywords=("null read as an empty list", "null as []"),
+)
+class NullAsEmpty(Model):
+    """Reads a null attn as the empty list: refused (wrong length) while anything is kept,
+    and moving the cursor while nothing is."""
+
+    def read_null(self) -> Any:
+        return []
+
+
+@mutant(
+    "null-step-refused",
+    rule="§2.3: attn may be null",
+    origin="a reader that requires the attn array and answers a null as invalid",
+    keywords=("null step refused",),
+)
+class NullStepRefused(Model):
+    """Refuses a null attn with invalid-attention."""
+
+    def read_null(self) -> Any:
+        raise PolicyError("invalid-attention", "attn must be a list")
 
 
 @mutant(
@@ -65,11 +94,132 @@ class NullWritesZeros(SnapKV):
     # Not moving the cursor rotates every ring by one slot, so only the summation order shows.
     witness=ring_trap(3, [[EPS53, EPS53, 1.0], [0.0, 0.0, 1.0]], lead=True),
 )
-class EmptyAttentionAsNull(SnapKV):
+class EmptyAttentionAsNull(Model):
     """An empty attention list (legal only while nothing is kept) is treated like null."""
 
-    def check_attention(self, attn: Any) -> list[float] | None:
-        return None if attn == [] else super().check_attention(attn)
+    def read_empty(self) -> Any:
+        return None
+
+
+# -- storage -------------------------------------------------------------------------------------
+
+
+@mutant(
+    "float16-history",
+    rule="§2.6: history is stored as float32 (the weights are float32, so storage loses nothing)",
+    origin="a half-precision KV cache (`torch.float16`, `np.float16`) holding the attention "
+    "history too: weights round to 11 significant bits and overflow past 65504",
+    keywords=("float16",),
+)
+class Float16History(Model):
+    """Stores each weight as float16 (round to nearest; infinity past 65504)."""
+
+    def store(self, weights: list[float]) -> np.ndarray:
+        with np.errstate(over="ignore"):  # past 65504 a float16 is infinite, as in the port
+            return np.array(weights, dtype=np.float64).astype(np.float16).astype(np.float64)
+
+
+@mutant(
+    "bfloat16-history",
+    rule="§2.6: history is stored as float32 (the weights are float32, so storage loses nothing)",
+    origin="a bfloat16 KV cache (`torch.bfloat16`, the default dtype of many checkpoints) "
+    "holding the attention history too: weights round to 8 significant bits",
+    keywords=("bfloat16",),
+)
+class BFloat16History(Model):
+    """Stores each weight as bfloat16 (round to nearest, ties to even)."""
+
+    def store(self, weights: list[float]) -> np.ndarray:
+        return to_bfloat16(weights)
+
+
+# -- the cursor and the ring ---------------------------------------------------------------------
+
+
+@mutant(
+    "per-position-cursor",
+    rule="§2.3: one ring cursor `slot` is shared by every kept position",
+    origin="a ring buffer object per token, each with its own write index starting at 0, so "
+    "each ring holds the same weights rotated and sums them in a different order",
+    keywords=("shared cursor", "per-position cursor", "own cursor"),
+    witness=ring_trap(3, [[EPS53, EPS53, 1.0], [0.0, 0.0, 1.0]], lead=True),
+)
+class PerPositionCursor(Model):
+    """Each kept position writes its ``t``-th observed weight to its own slot ``t % obsWindow``."""
+
+    PER_ROW: ClassVar[dict[str, Any]] = {"own_cursor": lambda model: 0}
+
+    def write(self, weights: np.ndarray) -> None:
+        cursors = self.per_row["own_cursor"]
+        size = self.ring_size()
+        if len(weights):
+            self.put(np.array(cursors, dtype=np.int64) % size, weights)
+        self.per_row["own_cursor"] = [cursor + 1 for cursor in cursors]
+        self.slot = (self.slot + 1) % size
+
+
+@mutant(
+    "cursor-sticks-at-end",
+    rule="§2.3: the cursor moves to (slot + 1) % obsWindow, back to 0 after the last slot",
+    origin="`slot = min(slot + 1, obsWindow - 1)` (or a bounds check in place of the modulo): "
+    "once full, every step overwrites the last slot",
+    keywords=("sticks on the last slot", "loses its place"),
+)
+class CursorSticksAtEnd(Model):
+    """The cursor stops at the last slot instead of wrapping to 0."""
+
+    def write(self, weights: np.ndarray) -> None:
+        self.put(self.slot, weights)
+        self.slot = min(self.slot + 1, self.ring_size() - 1)
+
+
+@mutant(
+    "window-one-long",
+    rule="§2.4: a sum covers the last obsWindow observed steps",
+    origin="a ring of `obsWindow + 1` slots (an inclusive bound, or one slot reserved for the "
+    "step being written)",
+    keywords=(
+        "keeps two steps",
+        "off-by-one window",
+        "second ring slot",
+        "stale second slot",
+        "window of the wrong length",
+    ),
+)
+class WindowOneLong(Model):
+    """Keeps obsWindow + 1 slots per ring."""
+
+    def ring_size(self) -> int:
+        return self.params.obsWindow + 1
+
+
+@mutant(
+    "window-one-short",
+    rule="§2.4: a sum covers the last obsWindow observed steps",
+    origin="a ring of `obsWindow - 1` slots (an exclusive bound where an inclusive one was meant)",
+    keywords=("off-by-one window length", "window of the wrong length"),
+)
+class WindowOneShort(Model):
+    """Keeps obsWindow - 1 slots per ring (at least one)."""
+
+    def ring_size(self) -> int:
+        return max(1, self.params.obsWindow - 1)
+
+
+@mutant(
+    "latest-step-only",
+    rule="§2.4: a sum covers the last obsWindow observed steps",
+    origin="scoring by the latest step's weight alone, as TOVA does, whatever obsWindow says",
+    keywords=("forgets old steps",),
+)
+class LatestStepOnly(Model):
+    """Keeps one slot per ring: each score is the latest observed weight."""
+
+    def ring_size(self) -> int:
+        return 1
+
+
+# -- admission -------------------------------------------------------------------------------------
 
 
 @mutant(
@@ -85,78 +235,28 @@ class EmptyAttentionAsNull(SnapKV):
         (step(0, []), step(1, [1.0]), EVICT, step(2, [0.25]), step(3), EVICT),
     ),
 )
-class StaleHistoryOnReuse(SnapKV):
+class StaleHistoryOnReuse(Model):
     """An admitted position inherits the ring of the most recently evicted position."""
 
-    def __init__(self, params: Mapping[str, Any], seed: int = 0) -> None:
-        self.freed: list[Ring] = []
-        super().__init__(params, seed)
-
-    def remove(self, victims: Iterable[int]) -> None:
-        victims = sorted(victims)
-        self.freed.extend(self.rings[index] for index in victims)
-        super().remove(victims)
-
-    def admit(self, position: int) -> None:
-        super().admit(position)
-        if self.freed:
-            self.rings[-1] = self.freed.pop()
-
-
-def valid_prefix(attn: list[Any]) -> list[float]:
-    """The float32 weights before the first one the reference refuses (for partial writes)."""
-    prefix: list[float] = []
-    for weight in attn:
-        if type(weight) not in (int, float):
-            break
-        narrow = float32_literal(weight)
-        if not 0 <= narrow <= FLOAT32_MAX:
-            break
-        prefix.append(narrow)
-    return prefix
+    def fresh_row(self, free: int) -> np.ndarray | float:
+        if not self.freed:
+            return 0.0
+        row = np.zeros(self.width)
+        ring = self.freed.pop()[: self.width]
+        row[: len(ring)] = ring
+        return row
 
 
 @mutant(
-    "partial-write-on-refusal",
-    rule="§2.3: a refused call changes nothing",
-    origin="validating each weight inside the write loop (`if (w < 0) return ERR; "
-    "hist[i][slot] = w;`), so the weights before the bad one are already written",
-    keywords=("partial write", "partial", "atomic", "changes nothing"),
-    witness=Witness(
-        params(2, 1, 1, 1),
-        (*steps(0, 2), step(2, [1.0, -1.0]), step(2), EVICT),
-    ),
+    "stale-row-after-compaction",
+    rule="§2.3: the admitted position starts with an all-zero history, never a stale one",
+    origin="compacting the kept rows after an eviction and admitting into the first free row "
+    "without clearing it: it still holds the row compaction moved down",
+    keywords=("compaction leaves behind",),
 )
-class PartialWriteOnRefusal(SnapKV):
-    """A refused weight list still writes the weights before the first bad one into the ring."""
+class StaleRowAfterCompaction(Model):
+    """An admitted position takes the first free row as it is: after an eviction, a copy of
+    the row that was last before the compaction."""
 
-    def check_attention(self, attn: Any) -> list[float] | None:
-        try:
-            return super().check_attention(attn)
-        except PolicyError:
-            if isinstance(attn, list) and len(attn) == len(self.kept):
-                for ring, weight in zip(self.rings, valid_prefix(attn), strict=False):
-                    ring.write(self.slot, weight)
-            raise
-
-
-@mutant(
-    "refused-step-still-admits",
-    rule="§2.3: a refused call changes nothing (the position is not admitted)",
-    origin="admitting the position as soon as it is validated, before the attention is checked",
-    keywords=("still admit", "refused step", "atomic", "changes nothing"),
-    witness=Witness(params(1, 0, 1, 1), (step(0), step(1, [1.0, 1.0]), step(1), EVICT)),
-)
-class RefusedStepStillAdmits(SnapKV):
-    """A step refused for its attention has already admitted its position."""
-
-    def step(self, pos: Any, attn: Any) -> None:
-        position = self.check_position(pos)
-        try:
-            weights = self.check_attention(attn)
-        except PolicyError:
-            self.admit(position)
-            raise
-        if weights is not None:
-            self.write(weights)
-        self.admit(position)
+    def fresh_row(self, free: int) -> np.ndarray | float:
+        return self.hist[free, : self.width].copy()

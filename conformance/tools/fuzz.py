@@ -39,8 +39,8 @@ FUZZ_TAG = "fuzz"
 
 
 class Target(Protocol):
-    """What the fuzzer needs of an adapter connection (``conformance.transport.session`` provides
-    it)."""
+    """What the fuzzer needs of an adapter connection (:mod:`conformance.transport.session`
+    provides it)."""
 
     def exchange(self, requests: Sequence[dict[str, Any]]) -> list[dict[str, Any]]: ...
 
@@ -288,14 +288,13 @@ def accepting(names: Sequence[str]) -> PolicyFactory:
     """The policy with the catalogued mistakes ``names`` made at once, as a factory; raise
     ValueError for an unknown name or mistakes that override the same step of the policy."""
     from conformance import mutants
-    from conformance.explain.triage import compose
-    from conformance.policy.reference import SnapKV
+    from conformance.mutants.play import compose
 
     try:
         chosen = [mutants.lookup(name) for name in dict.fromkeys(names)]
     except KeyError as error:
         raise ValueError(error.args[0]) from None
-    policy = compose([mutant.policy for mutant in chosen], SnapKV)
+    policy = compose(chosen)
     if policy is None:
         raise ValueError(
             f"the mistakes {', '.join(names)} change the same step of the policy, so they "

@@ -340,8 +340,10 @@ def handle(session: dict[str, Any], factory: Callable[..., Port], request: dict)
     return {"victims": policy.evict()}
 
 
-def main(name: str) -> int:
-    factory = PORTS[name][0]
+def main(
+    name: str, ports: dict[str, tuple[Callable[..., Any], tuple[str, ...]]] | None = None
+) -> int:
+    factory = (PORTS if ports is None else ports)[name][0]
     session: dict[str, Any] = {"name": name, "done": False}
     for line in sys.stdin.buffer:
         if not line.strip(b" \t\r\n"):

@@ -123,8 +123,15 @@ def _error(message: str) -> int:
 
 
 def format_catalogue(catalogue: list[Any]) -> str:
-    """One block per mutant: name and family, the rule it breaks, where it comes from."""
-    blocks = [f"{m.name} ({m.family})\n  breaks: {m.rule}\n  origin: {m.origin}" for m in catalogue]
+    """One block per mutant: name and family, the rule it breaks, where it comes from, the
+    steps of the policy it changes, and for a named point the choices it is made of."""
+    blocks = []
+    for m in catalogue:
+        block = f"{m.name} ({m.family})\n  breaks: {m.rule}\n  origin: {m.origin}"
+        block += f"\n  steps: {', '.join(m.steps)}"
+        if m.parts:
+            block += f"\n  made of: {', '.join(m.parts)}"
+        blocks.append(block)
     return "\n".join(blocks) + f"\n{len(catalogue)} mutants"
 
 

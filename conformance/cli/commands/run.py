@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
 
         ids = {entry.id for entry in selected}
         vector_results = [r for r in result.results if r.vector_id in ids]
-        result.triage = triage([entry.load() for entry in selected], vector_results)
+        result.triage = triage(selected, vector_results)  # entries: each read only if replayed
     print(terminal.format_summary(result, context))
     if not _write_outputs(outputs, result, context, adapter_argv):
         return EXIT_USAGE

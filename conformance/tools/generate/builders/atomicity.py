@@ -28,8 +28,9 @@ def refused_steps() -> Iterator[Draft]:
             "would have given had it never been sent.",
             catches="a refused step that writes its attention before the position is "
             "judged (the first evict would take B, not A), that advances the ring cursor "
-            "(the last evict would take B), or that still admits its position (an extra "
-            "victim).",
+            "(the last evict would take B), that still admits its position (an extra "
+            "victim), or whose refusal ticks a protected window counted in step calls (the "
+            "first evict would take 2).",
             tags=(*tags, "position"),
             params=params(2, 1, 2, 1),
         )

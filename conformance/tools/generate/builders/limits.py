@@ -17,8 +17,8 @@ def parameter_limits() -> Iterator[Draft]:
             "limits/maximum-params-accepted",
             pins="Every parameter at its maximum (budget, obsWindow and poolKernel 2^31 - 1, "
             "recentWindow 2^31 - 2) is accepted and works: steps succeed and evicts return [].",
-            catches="memory sized by the parameters up front (budget x obsWindow floats), and "
-            "32-bit overflow in budget + 1, recentWindow + 1 or (poolKernel - 1) / 2.",
+            catches="memory sized by the parameters up front (budget x obsWindow floats, or "
+            "budget + 1 rows), and 32-bit overflow in budget + 1.",
             tags=tags,
             params=params(INT31_MAX, INT31_MAX - 1, INT31_MAX, INT31_MAX),
         )
@@ -34,8 +34,8 @@ def parameter_limits() -> Iterator[Draft]:
             pins="obsWindow and poolKernel 2^31 - 1 with budget 3: the ring never wraps, and "
             "every pooling window spans the whole kept list, so all pooled scores are equal and "
             "the lowest positions go.",
-            catches="a ring allocated at obsWindow columns, 32-bit overflow in i + r or i - r, "
-            "and out-of-bounds pooling when the kernel dwarfs the list.",
+            catches="a ring allocated at obsWindow columns, and out-of-bounds pooling when the "
+            "kernel dwarfs the list.",
             tags=(*tags, "pool-clamp", "ties"),
             params=params(3, 1, INT31_MAX, INT31_MAX),
         )
@@ -66,8 +66,7 @@ def parameter_limits() -> Iterator[Draft]:
         Draft(
             "limits/maximum-seed",
             pins="The seed 2^31 - 1 is accepted and changes nothing (SnapKV never uses it).",
-            catches="a seed read into a narrower or signed type and refused, or a seed that "
-            "leaks into the policy.",
+            catches="a seed read into a narrower type (16 bits) and refused.",
             tags=tags,
             params=params(2, 0, 2, 3),
             seed=INT31_MAX,

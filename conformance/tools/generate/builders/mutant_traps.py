@@ -23,9 +23,6 @@ from conformance.tools.generate.builders import Draft, builder
 
 #: Mutants that get a trap vector, with the tags of the vector (from ``vectors/TAGS.md``).
 TRAPPED: dict[str, tuple[str, ...]] = {
-    # A boolean budget is refused by a lax port too when the 1 it reads breaks recentWindow <
-    # budget; a boolean obsWindow read as 1 is a valid construction, so only this shows it.
-    "boolean-param-accepted": ("params",),
     "gaps-refused": ("gaps", "position"),
     "non-integer-position-bad-request": ("position",),
     "wrong-length-bad-request": ("attention",),
@@ -35,12 +32,16 @@ TRAPPED: dict[str, tuple[str, ...]] = {
     "greedy-rescoring": ("eviction-count", "pooling"),
     # Scores divided by a position's age kill many vectors, but none says so.
     "openvino-norm-sum": ("summation",),
+    # The parts of OpenVINO's SUM aggregation are each named elsewhere; this names the whole.
+    "openvino-sum": ("summation", "pooling"),
 }
 
 
 def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:
     """The witness of ``mutant`` as a draft, refusals marked as the reference refuses them."""
     witness = mutant.witness
+    if witness is None:
+        raise ValueError(f"{mutant.name} has no witness scenario to make a trap of")
     answers = replay(witness.requests())
     kinds = [None if answer["ok"] else answer["error"]["kind"] for answer in answers]
     draft = Draft(

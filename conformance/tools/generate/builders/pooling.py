@@ -172,7 +172,8 @@ def recent_window() -> Iterator[Draft]:
             "recent/defends-neighbour",
             pins="Protected recent entries take part in pooling: position 4 (protected, sum 9) "
             "defends candidate 3 (sum 0), so candidate 2 (pooled 5) is evicted.",
-            catches="recent entries excluded from pooling (3 would be evicted), and recent "
+            catches="recent entries excluded from pooling (3 would be evicted), as the "
+            "official SnapKV code and kvpress leave out the observation window, and recent "
             "entries made candidates (the newest, pooled 0, would be evicted).",
             tags=(*tags, "pooling"),
             params=params(6, 3, 2, 3),

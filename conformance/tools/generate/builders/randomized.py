@@ -75,8 +75,9 @@ def random_vector(seed: int, *, id: str | None = None, steps: int | None = None)
         pins=f"A random call sequence (seed {seed}): budget {budget}, recentWindow {recent}, "
         f"obsWindow {obs}, poolKernel {kernel}, {count} steps with tied, special and uniform "
         "weights, gaps, null steps, uneven evicts and refused steps.",
-        catches="any divergence the hand-built vectors do not aim at: summation order, "
-        "pooling, ties, the ring cursor, atomicity of refused steps.",
+        catches="whatever the hand-built vectors do not aim at: a random mix of weights, "
+        "positions, unobserved steps, refusals and evictions shows almost any wrong step "
+        "somewhere (snapkv-conformance mutants lists the catalogued mistakes each seed catches).",
         tags=("random",),
         params=params(budget, recent, obs, kernel),
     )

@@ -42,20 +42,21 @@ def params_refused() -> Iterator[Draft]:
         "budget-zero",
         _with(budget=0, recentWindow=0),
         pins="budget 0 is refused with invalid-params (budget >= 1).",
-        catches="a budget check that allows 0, which would evict everything on every call.",
+        catches="a budget checked only through 0 <= recentWindow <= budget, which allows 0 "
+        "and would evict everything on every call.",
     )
     yield _refused(
         "budget-negative",
         _with(budget=-4),
         pins="A negative budget is refused with invalid-params.",
-        catches="parameters read into unsigned integers, where -4 becomes a huge budget.",
+        catches="parameters read into unsigned integers with no upper bound, where -4 becomes "
+        "a huge budget.",
     )
     yield _refused(
         "budget-above-int31",
         _with(budget=2**31),
         pins="budget 2^31 is refused: every parameter is at most 2^31 - 1.",
-        catches="a missing upper bound in 64-bit code, or a 32-bit reader that wraps 2^31 to a "
-        "negative.",
+        catches="a missing upper bound in 64-bit code.",
     )
     yield _refused(
         "recent-window-equals-budget",
@@ -73,7 +74,8 @@ def params_refused() -> Iterator[Draft]:
         "recent-window-negative",
         _with(recentWindow=-1),
         pins="A negative recentWindow is refused.",
-        catches="a recent window read as unsigned, or negative slicing that protects everything.",
+        catches="a recentWindow checked only against the budget, so that -1 passes and "
+        "kept[:-recentWindow] slices with a negative count.",
     )
     yield _refused(
         "obs-window-zero",
@@ -86,7 +88,8 @@ def params_refused() -> Iterator[Draft]:
         "obs-window-negative",
         _with(obsWindow=-2),
         pins="A negative obsWindow is refused.",
-        catches="a window read as unsigned or used as a negative array size.",
+        catches="a window read as unsigned (with no upper bound, -2 becomes a huge window) or "
+        "used as a negative array size.",
     )
     yield _refused(
         "obs-window-above-int31",
@@ -104,8 +107,7 @@ def params_refused() -> Iterator[Draft]:
         "pool-kernel-zero",
         _with(poolKernel=0),
         pins="poolKernel 0 is refused (odd and >= 1).",
-        catches="a kernel check that tests only evenness by k % 2 != 0 after a k >= 0 check, or "
-        "none.",
+        catches="a kernel checked only for its sign (k >= 0), or not at all.",
     )
     yield _refused(
         "pool-kernel-negative-odd",
@@ -119,7 +121,7 @@ def params_refused() -> Iterator[Draft]:
         _with(poolKernel=2**31 + 1),
         pins="poolKernel 2^31 + 1 is refused although it is odd: every parameter is at most 2^31 "
         "- 1.",
-        catches="a missing upper bound in 64-bit code, or a 32-bit wrap to a negative odd number.",
+        catches="a missing upper bound in 64-bit code (an oddness test lets 2^31 + 1 through).",
     )
     yield _refused(
         "budget-fraction",
@@ -135,7 +137,7 @@ def params_refused() -> Iterator[Draft]:
     )
     yield _refused(
         "budget-boolean",
-        _with(budget=True),
+        _with(budget=True, recentWindow=0),
         pins="A boolean budget (true) is refused.",
         catches="booleans read as 1, as in Python (bool is an int) or JavaScript.",
     )
@@ -143,7 +145,14 @@ def params_refused() -> Iterator[Draft]:
         "budget-null",
         _with(budget=None),
         pins="A null budget is refused.",
-        catches="null read as 0 or as 'use the default'.",
+        catches="null read as 'use the default' (budget 512).",
+    )
+    yield _refused(
+        "recent-window-null",
+        _with(recentWindow=None),
+        pins="A null recentWindow is refused.",
+        catches="null read as 0 (a nullable integer given its zero value), which is a valid "
+        "recentWindow.",
     )
     yield _refused(
         "missing-pool-kernel",
@@ -160,7 +169,7 @@ def params_refused() -> Iterator[Draft]:
     )
     yield _refused(
         "snake-case-names",
-        {"budget": 4, "recent_window": 1, "obs_window": 2, "pool_kernel": 3},
+        {"budget": 32, "recent_window": 1, "obs_window": 2, "pool_kernel": 3},
         pins="params spelt in snake_case is refused: the names are budget, recentWindow, "
         "obsWindow and "
         "poolKernel.",
@@ -263,10 +272,26 @@ def positions_refused() -> Iterator[Draft]:
     )
     yield (
         Draft(
+            "position/boolean-or-null-first",
+            pins="null, false and true are not positions, not even for the first step: each "
+            "is refused with invalid-position, and the first position may then be 0.",
+            catches="booleans and null read as 1 and 0 (JavaScript's Number(), Python's bool, a "
+            "nullable integer's zero value), which a first step would admit.",
+            tags=tags,
+            params=SMALL,
+        )
+        .refuse_step("invalid-position", None, [])
+        .refuse_step("invalid-position", False, [])
+        .refuse_step("invalid-position", True, [])
+        .step(0, [])
+        .step(1, [1.0])
+        .evict()
+    )
+    yield (
+        Draft(
             "position/above-int31",
             pins="Position 2^31 is refused: positions are at most 2^31 - 1.",
-            catches="a missing upper bound in 64-bit code, or a 32-bit reader wrapping 2^31 to "
-            "a negative.",
+            catches="a missing upper bound in 64-bit code (a uint32 position).",
             tags=(*tags, "large-positions"),
             params=SMALL,
         )
@@ -281,8 +306,7 @@ def positions_refused() -> Iterator[Draft]:
                 "position/not-an-integer",
                 pins="A position that is not a JSON integer is refused with invalid-position: a "
                 'string "3", a fraction 3.5, true, null and a list.',
-                catches="positions coerced from strings, truncated from fractions, or read from "
-                "booleans and null as 1 and 0.",
+                catches="positions coerced from strings or truncated from fractions.",
                 tags=tags,
                 params=SMALL,
             ),

@@ -46,7 +46,7 @@ def null_steps() -> Iterator[Draft]:
             pins="A null step writes nothing: write 1 is still in slot 0 afterwards, so B "
             "(sum 2) outscores A (sum 1) and A is evicted.",
             catches="a null vector that writes zeros into the current slot (B's 2.0 is lost "
-            "and B is evicted instead).",
+            "and B is evicted instead), or a null read as an empty list, refused for its length.",
             tags=tags,
             params=params(4, 3, 2, 1),
         )
@@ -147,8 +147,7 @@ def window_lengths() -> Iterator[Draft]:
             pins="With obsWindow 1 each sum is the latest observed weight alone; pooling "
             "(kernel 3) then runs over those, and positions 0 and 1 are evicted although 0 "
             "had 9 one step earlier.",
-            catches="an off-by-one window that keeps two steps (position 0 would survive), "
-            "or a ring that is not overwritten when obsWindow is 1.",
+            catches="an off-by-one window that keeps two steps (position 0 would survive).",
             tags=("obs-window", "ring", "pooling"),
             params=params(5, 1, 1, 3),
         )
@@ -164,8 +163,7 @@ def window_lengths() -> Iterator[Draft]:
             "score is the cumulative attention since admission (H2O), the 2 newest protected; "
             "one evict per step.",
             catches="a window that forgets old steps (scores of the latest steps only, as in "
-            "TOVA), an off-by-one window length, and allocating obsWindow columns per entry up "
-            "front instead of as they are written.",
+            "TOVA).",
             tags=("reduction-h2o", "obs-window"),
             params=params(6, 2, 64, 1),
         ),

@@ -31,8 +31,8 @@ def ties() -> Iterator[Draft]:
             pins="Twelve candidates share the score 0 after a run of zero attention (only "
             "position 6 has weight): the six evicted are the six lowest positions, returned "
             "ascending, in one call.",
-            catches="ties broken toward the higher position or by an unstable sort's accident "
-            "(quicksort, heap order), and one victim per call.",
+            catches="ties broken toward the higher position or by a topk of the keepers, and "
+            "one victim per call.",
             tags=(*tags, "eviction-count", "victim-order"),
             params=params(7, 1, 3, 1),
         )
@@ -64,8 +64,9 @@ def victim_order() -> Iterator[Draft]:
             "order/victims-ascending",
             pins="Victims come back in ascending position order: 5 ranks lowest (0.125) and 2 "
             "next (0.25), and the evict returns [2, 5].",
-            catches="victims returned in rank order ([5, 2]) or in the order of some internal "
-            "storage.",
+            catches="victims returned in rank order ([5, 2], as torch.topk(-pooled, k).indices "
+            "returns them) or in the order they are deleted in (from the highest index down: "
+            "[5, 2] again).",
             tags=("victim-order",),
             params=params(6, 1, 2, 1),
         )
@@ -82,8 +83,9 @@ def eviction_count() -> Iterator[Draft]:
         "evict/many-victims-one-call",
         pins="Twelve steps pass without an evict; the one evict then returns all "
         "len(kept) - budget = 9 victims at once.",
-        catches="one victim per call, and storage sized for budget + 1 entries (kept is "
-        "allowed to grow past it between evicts).",
+        catches="one victim per call, storage sized for budget + 1 entries (kept is "
+        "allowed to grow past it between evicts), and a count off by one that leaves budget - 1 "
+        "positions (evicting while len(kept) >= budget).",
         tags=(*tags, "victim-order"),
         params=params(3, 1, 4, 3),
     )
@@ -138,10 +140,20 @@ def _tie_row(
 
 
 _UNSTABLE = (
-    "an unstable sort or partial selection ranking by pooled score alone: numpy's default "
-    "argsort and argpartition, C++ std::sort/nth_element/partial_sort, Go sort.Slice, Rust "
-    "sort_unstable_by, torch.topk; they break ties in no fixed order, reordering equal keys in "
-    "groups this large, so the victims are not the lowest positions."
+    "an unstable sort or partial selection ranking by pooled score alone (numpy's default "
+    "argsort, argpartition, a topk of the keepers{more}): they break ties in no fixed order, "
+    "reordering equal keys in groups this large, so the victims are not the lowest positions."
+)
+#: All-equal rows: numpy's vectorised argsort and argpartition (AVX2, AVX-512) leave them in
+#: order, so only a selection that reorders them even then is named.
+_ALL_EQUAL = (
+    "a topk of the keepers (np.argpartition(-scores, keep - 1), torch.topk) or another "
+    "unstable selection that reorders equal keys: the victims are not the lowest positions."
+)
+#: Said in every tie vector's pins: the mistake is not numpy's alone.
+_OTHER_SORTS = (
+    " C++ std::sort, nth_element and partial_sort, Go's sort.Slice and Rust's sort_unstable_by "
+    "are not stable either: rank by (pooled, position)."
 )
 
 
@@ -155,8 +167,8 @@ def unstable_sorts() -> Iterator[Draft]:
             group // 2,
             pins=f"{higher} candidates with weight 1, then a group of {group} with weight 0: "
             f"the {group // 2} victims are the lowest positions of the zero group, "
-            f"{higher} to {higher + group // 2 - 1}.",
-            catches=_UNSTABLE,
+            f"{higher} to {higher + group // 2 - 1}." + _OTHER_SORTS,
+            catches=_UNSTABLE.format(more=""),
         )
     for group in (17, 129, 1025):
         yield _tie_row(
@@ -164,8 +176,8 @@ def unstable_sorts() -> Iterator[Draft]:
             [0.0] * group,
             group // 2,
             pins=f"All {group} candidates score 0: the {group // 2} victims are positions 0 to "
-            f"{group // 2 - 1}.",
-            catches=_UNSTABLE,
+            f"{group // 2 - 1}." + _OTHER_SORTS,
+            catches=_ALL_EQUAL,
         )
     for group in (33, 1025):
         higher = group // 2
@@ -180,8 +192,8 @@ def unstable_sorts() -> Iterator[Draft]:
             pins=f"Distinct higher scores, then {group} candidates scoring 0.25 (every seventh) "
             f"or 0.5: all {block.count(0.25)} at 0.25 go, and the remaining "
             f"{victims - block.count(0.25)} victims are the lowest positions of the 0.5 block, "
-            "which straddles the k-th victim.",
-            catches=_UNSTABLE,
+            "which straddles the k-th victim." + _OTHER_SORTS,
+            catches=_UNSTABLE.format(more=", a bounded heap keyed on the score alone"),
         )
     yield _tie_row(
         "ties/one-victim-among-1025",
@@ -190,9 +202,8 @@ def unstable_sorts() -> Iterator[Draft]:
         pins="A group of 1025 candidates with weight 0 between two groups of 512 with weight "
         "1: the single victim is the lowest zero, position 512.",
         catches="a minimum taken from an unstable sort or partial selection (the first index "
-        "of numpy's default argsort, argpartition with kth 0 on SIMD builds, a heap) that "
-        "breaks the tie among the zeros in no fixed order and returns some zero other than the "
-        "first.",
+        "of numpy's default argsort, argpartition with kth 0 on SIMD builds) that breaks the "
+        "tie among the zeros in no fixed order and returns some zero other than the first.",
     )
     for group in (129, 1025):
         higher = group // 2
@@ -206,7 +217,7 @@ def unstable_sorts() -> Iterator[Draft]:
             kernel=3,
             pins=f"{higher} candidates with weight 2, then {group} whose raw sums run 0, 1, 0 "
             f"and pool (kernel 3) to 1 each: the {group // 2} victims are the lowest positions "
-            "of that pooled group, whatever their raw sums.",
-            catches=_UNSTABLE.removesuffix(".")
+            "of that pooled group, whatever their raw sums." + _OTHER_SORTS,
+            catches=_UNSTABLE.format(more="").removesuffix(".")
             + "; and ties among pooled scores broken by the raw sum.",
         )

@@ -113,6 +113,41 @@ def summation_order() -> Iterator[Draft]:
         "B and evicts position 0.",
     )
     yield duel(
+        "summation/mean-over-window-trap",
+        obs=3,
+        a=[1.75, 2.0**-52],
+        b=[1.75, 0.0],
+        a_lower=True,
+        pins="A's ring [1.75, 2^-52] sums to 1.75 + 2^-52, one unit in the last place above B's "
+        "1.75, so B is evicted.",
+        catches="scores taken as the window's mean (the sum divided by obsWindow, as kvpress's "
+        "SnapKVPress averages the window), where both divide to the same float64: A ties B "
+        "and position 0 is evicted.",
+    )
+    yield duel(
+        "summation/float32-accumulator-trap",
+        obs=3,
+        a=[1.0, 2.0**-24, 2.0**-24],
+        b=[1.0, 2.0**-24, 0.0],
+        a_lower=True,
+        pins="A's ring [1, 2^-24, 2^-24] sums to 1 + 2^-23, above B's 1 + 2^-24, so B is "
+        "evicted (rounding each float64 sum to float32 afterwards keeps the order).",
+        catches="a float32 accumulator, in which each + 2^-24 to 1 rounds back to 1: A ties "
+        "B and position 0 is evicted.",
+    )
+    yield duel(
+        "summation/window-mean-in-float32-trap",
+        obs=3,
+        a=[1.625, 0.0],
+        b=[1.625, 2.0**-23],
+        a_lower=True,
+        pins="A's ring sums to 1.625, one float32 unit in the last place below B's, so A is "
+        "evicted.",
+        catches="kvpress's SnapKVPress scoring in float32: the window's mean (the sum divided "
+        "by obsWindow) rounds A and B to the same float32, and the topk of the keepers keeps "
+        "A, evicting B.",
+    )
+    yield duel(
         "summation/running-sum-trap",
         obs=2,
         a=[BIG, 1.0, 1.0],
@@ -164,6 +199,18 @@ def float_edges() -> Iterator[Draft]:
         catches="-0.0 refused by a sign-bit test, and sums started from -0.0 (as Rust's float "
         "Sum does) ranked by a total order that puts -0.0 below +0.0, which evicts A.",
         tags=(*tags, "ties"),
+    )
+    yield duel(
+        "weights/half-precision-history",
+        obs=2,
+        a=[1.0 + 2.0**-11],
+        b=[1.0],
+        a_lower=True,
+        pins="History is float32, which holds every weight exactly: A's 1 + 2^-11 stays above "
+        "B's 1, so B is evicted.",
+        catches="history stored as float16 or bfloat16 (a half-precision KV cache), where "
+        "1 + 2^-11 rounds to 1: A ties B and position 0 is evicted.",
+        tags=tags,
     )
     yield (
         Draft(

@@ -134,8 +134,8 @@ def heavy_hitter_epochs() -> Iterator[Draft]:
             "workload/heavy-hitter-epochs-budget-8",
             "Budget 8 (recent 2, window 4, kernel 3) over 160 decode steps after a 12-token "
             "prompt, in stationary heavy-hitter epochs of 40 steps, evicting every step.",
-            "divergences that need many wraps and evictions: a drifting running sum, a "
-            "cursor that loses its place, storage reuse that keeps stale history.",
+            "divergences that need many wraps and evictions: a cursor that loses its place, "
+            "storage reuse that keeps stale history.",
             ("ring", "pooling"),
             params(8, 2, 4, 3),
         ),
@@ -148,8 +148,7 @@ def heavy_hitter_epochs() -> Iterator[Draft]:
             "workload/heavy-hitter-epochs-budget-16-kernel-7",
             "Budget 16 (recent 4, window 16, kernel 7, the default shape scaled down) over 240 "
             "steps in heavy-hitter epochs of 60 steps, evicting every step.",
-            "pairwise summation over a 16-slot ring, an off-by-one pooling radius at kernel 7, "
-            "and anything else that a long run exposes.",
+            "an off-by-one pooling radius at kernel 7, and anything else that a long run exposes.",
             ("summation", "pooling"),
             params(16, 4, 16, 7),
         ),
@@ -211,8 +210,7 @@ def noisy_attention() -> Iterator[Draft]:
             "workload/noisy-attention-window-8",
             "Noisy attention with freak weights (3% of weights are 1) over a window of 8: the "
             "sums absorb single freak weights. Budget 10, recent 2, kernel 3, 160 steps.",
-            "a window of the wrong length and summation-order mistakes, which change which "
-            "noisy near-ties are evicted.",
+            "a window of the wrong length, which changes which noisy near-ties are evicted.",
             ("obs-window", "summation"),
             params(10, 2, 8, 3),
         ),
