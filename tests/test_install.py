@@ -36,6 +36,11 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("git") is None or _git("rev-parse").returncode != 0:
         pytest.skip("not a git checkout")
     base = tmp_path_factory.mktemp("install")
+    # A file left in the build tree by an earlier build (a vector since removed) must not
+    # ride along in the wheel.
+    stale = ROOT / "build" / "lib" / "conformance" / "data" / "vectors" / "gone" / "stale.json"
+    stale.parent.mkdir(parents=True, exist_ok=True)
+    stale.write_text("{}")
     wheel = build_wheel(base / "dist")
     # Building wrote its products into the checkout; git status must not show them.
     assert all((ROOT / name).is_dir() for name in BUILD_PRODUCTS), list(ROOT.iterdir())
@@ -89,6 +94,7 @@ def test_run_validate_and_fuzz_from_another_directory(installed: Path, tmp_path:
     passed = int(run.stdout.rstrip().splitlines()[-1].split()[0])
     committed = len(list((ROOT / "vectors").rglob("*.json")))
     assert passed == committed, (passed, committed)
+    assert not list(installed.rglob("stale.json"))
 
     validate = _kit(installed, tmp_path, "validate")
     assert validate.returncode == 0, validate.stdout[-2000:] + validate.stderr[-2000:]

@@ -183,7 +183,7 @@ def test_report_carries_the_triage_and_matches_the_schema() -> None:
     run = run_policy(mutants.lookup("float32-accumulation").policy)
     run.triage = triage_of(run)
     data = terminal.json_report(run)
-    schema = json.loads((resources.schema_dir() / "terminal.schema.json").read_text())
+    schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
     jsonschema.validate(data, schema)
     assert data["triage"]["likely"][0]["mistake"] == "float32-accumulation"
     assert data["triage"]["likely"][0]["explains"] == data["summary"]["failed"]

@@ -225,7 +225,9 @@ class Process:
 
 # -- starting, and the registry of what runs --------------------------------------------------
 
-_registry_lock = threading.Lock()
+# Re-entrant: the signal handler (interrupt_all) runs in the main thread, which may be inside
+# spawn() holding it.
+_registry_lock = threading.RLock()
 _running: dict[int, Process] = {}
 _interrupted = False
 
