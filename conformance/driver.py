@@ -33,7 +33,13 @@ from typing import Any, Self
 
 from conformance import pipes, protocol
 from conformance.exceptions import KitError
-from conformance.protocol import PROTOCOL_VERSION, decode, parse_hello_answer, validate_message
+from conformance.protocol import (
+    PROTOCOL_VERSION,
+    decode,
+    decoded,
+    parse_hello_answer,
+    validate_message,
+)
 from conformance.text import json_text
 
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
@@ -737,7 +743,8 @@ class InProcessAdapter(_Adapter):
         for index, request in enumerate(prepared.requests if self._session else ()):
             try:
                 # answer, not handle: a policy's exception must surface here as a crash
-                answer = self._session.answer({**request, "id": ticket.first + index})
+                message = {**decoded(request), "id": ticket.first + index}
+                answer = self._session.answer(message)
                 answers.append(decode(encode(answer)))
             except Exception as error:  # a mutant's bug: a real process would die here
                 self._session, self._crashed = None, True

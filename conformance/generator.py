@@ -31,6 +31,7 @@ from conformance import outputs
 from conformance.builders import Builder, DesignError, Draft, all_builders
 from conformance.exceptions import KitError
 from conformance.policy import new_policy
+from conformance.protocol import decoded
 from conformance.vectors import Call, Vector, dumps_vector
 
 #: Suite subdirectories of recorded vectors, which no builder makes.
@@ -62,7 +63,7 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
                 request["attn"] = request["attn"]([int(p) for p in session.policy.kept])
             except DesignError as fault:
                 raise GenerationError(f"{where}: {fault}") from None
-        response = session.handle({**request, "id": index})
+        response = session.handle({**decoded(request), "id": index})
         refusal = response.get("error") or {}
         if planned.refuse is not None:
             if response["ok"] or refusal["kind"] != planned.refuse:

@@ -24,6 +24,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, float32_literal, new_policy
+from conformance.protocol import decoded
 from conformance.server import PolicyFactory, Session
 
 #: Weights chosen for what they do to a sum or a comparison; every one is an exact float32.
@@ -390,7 +391,7 @@ def _without_id(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
-    response = session.handle({"id": 0, **request})
+    response = session.handle({"id": 0, **decoded(request)})
     del response["id"]
     return response
 

@@ -33,6 +33,7 @@ def findings() -> Iterator[Draft]:
             seed=vector.calls[0].request["seed"],
             refuse=vector.calls[0].expected_error,
         )
-        for call in vector.calls[1:]:
-            draft.calls.append(Planned(dict(call.request), call.expected_error))
+        for call in vector.calls[1:]:  # the weights as the file writes them (SPEC.md §4.3)
+            request = {k: v for k, v in call.as_written().items() if k != "expect"}
+            draft.calls.append(Planned(request, call.expected_error))
         yield draft
