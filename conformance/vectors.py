@@ -81,13 +81,20 @@ class Call:
             data["expect"] = dict(self.expect)
         return data
 
-    def as_written(self) -> dict[str, Any]:
-        """:meth:`to_json` with the weights of ``attn`` as the line writes them
-        (:class:`~conformance.protocol.NumberText`), so that writing the call again keeps them."""
-        data = self.to_json()
+    def written_request(self) -> dict[str, Any]:
+        """``request`` with the weights of ``attn`` as the line writes them
+        (:class:`~conformance.protocol.NumberText`): encoded again, it sends them as written."""
+        data = dict(self.request)
         if self.line is not None and isinstance(data.get("attn"), list):
             written = decode(self.line, parse_float=NumberText, parse_int=NumberText)
             data["attn"] = written["attn"]
+        return data
+
+    def as_written(self) -> dict[str, Any]:
+        """:meth:`to_json` with the weights as written (:meth:`written_request`)."""
+        data = self.written_request()
+        if self.expect is not None:
+            data["expect"] = dict(self.expect)
         return data
 
     def body(self) -> bytes:

@@ -276,23 +276,7 @@ def test_a_weight_that_is_not_a_float32_needs_the_double_rounding_tag():
     assert problems and "must succeed" in problems[0].reason
 
 
-# -- the slip ----------------------------------------------------------------------------------
-
-
-def test_the_single_rounding_slip_fails_the_default_run():
-    adapter = shlex.join([sys.executable, str(SLIPS), "single-rounding"])
-    done = subprocess.run(
-        [sys.executable, "-m", "conformance", "run", "--adapter", adapter],
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert done.returncode == 1, done.stderr
-    failed = set(re.findall(r"^FAIL (\S+):", done.stdout, re.M))
-    assert failed and all(vector_id.startswith("rounding/") for vector_id in failed), failed
-    assert "rounding/halfway-above-one" in failed
-    assert "rounding/tiny-negative-reads-as-zero" in failed
-    assert "Float.parseFloat" in done.stdout  # the failures name the mistake
+# -- the slip (its default run: tests/test_slips.py) ---------------------------------------
 
 
 def test_the_slip_reads_weights_once_and_guards_the_overflow():

@@ -34,6 +34,5 @@ def findings() -> Iterator[Draft]:
             refuse=vector.calls[0].expected_error,
         )
         for call in vector.calls[1:]:  # the weights as the file writes them (SPEC.md §4.3)
-            request = {k: v for k, v in call.as_written().items() if k != "expect"}
-            draft.calls.append(Planned(request, call.expected_error))
+            draft.calls.append(Planned(call.written_request(), call.expected_error))
         yield draft

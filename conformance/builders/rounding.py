@@ -277,8 +277,8 @@ def rounding_integers() -> Iterator[Draft]:
             f"the float32 halfway point between 2^{power} and 2^{power} + 2^{power - 23}; its "
             f"nearest float64 is that halfway point, which rounds to the even 2^{power}: it "
             f"ties position 1's {comparison} and position 0 is evicted.",
-            catches="an integer literal converted straight to float32 ((float) of a 64-bit "
-            "integer, BigInteger.floatValue) or read by any reader that rounds the decimal "
-            "once, which reads the float32 above and evicts position 1"
+            catches=f"{ONCE}, or an integer literal converted straight to float32 ((float) "
+            "of a 64-bit integer, BigInteger.floatValue), which reads the float32 above and "
+            "evicts position 1"
             + ("; a 64-bit integer reader, which overflows." if power > 64 else "."),
         )
