@@ -9,15 +9,20 @@ then shrunk to a minimal one, and :func:`difference_vector` turns it into a sche
 whose expectations are the reference's answers, so that ``snapkv-conformance run`` fails on the
 port for the same reason.
 
-Runs are deterministic for a given seed and adapter: the example database is off and the
-random source is seeded.
+Runs are deterministic for a given seed and adapter: the random source is seeded, and the
+example database is off unless one is named (:func:`example_database`: a directory, which a CI
+cache can carry from run to run and which merges by copying). Nothing is written in the working
+directory: hypothesis's own caches go to a temporary directory (:func:`hypothesis_storage`).
+A campaign spread over N CI jobs gives each its shard of the search (:func:`shard_seed`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -25,12 +30,14 @@ from typing import Any, Protocol, cast
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky
 
 from conformance.policy import new_policy
+from conformance.protocol import dumps, holds_text
 from conformance.scenarios import Scenario, play, replay
 from conformance.server import PolicyFactory
-from conformance.vectors import Vector, dumps_vector
+from conformance.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
 
 DEFAULT_MAX_EXAMPLES = 400
 #: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.
@@ -167,6 +174,85 @@ def _size(scenario: Scenario) -> tuple[int, int]:
     return len(scenario.calls), len(json.dumps(scenario.calls))
 
 
+# -- campaigns: hypothesis's files, the example database, shards -----------------------------
+
+
+@contextlib.contextmanager
+def hypothesis_storage() -> Iterator[None]:
+    """Run hypothesis with its home directory (where it caches what it learns of the code,
+    ``.hypothesis/`` in the working directory by default) in a temporary directory, removed
+    afterwards, so that fuzzing leaves nothing behind but what it was told to write."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    previous = storage_directory(intent_to_write=False).home_directory
+    with tempfile.TemporaryDirectory(prefix="snapkv-fuzz-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(previous)
+
+
+class CampaignDatabase(ExampleDatabase):
+    """Hypothesis's example database in the directory ``path`` (created if missing):
+    every failing example found is kept there, and a later run replays those first. One file
+    per example, named by hashes, so the databases of several machines merge by copying their
+    directories into one. Saves stop once a run is stopping: the example drawn only to stop
+    hypothesis is no finding."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.directory = DirectoryBasedExampleDatabase(str(path))
+        self.stopping = False
+
+    def save(self, key: bytes, value: bytes) -> None:
+        if not self.stopping:
+            self.directory.save(key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self.directory.fetch(key)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.directory.delete(key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        if not self.stopping:
+            self.directory.move(src, dest, value)
+
+
+def example_database(path: str | Path | None) -> CampaignDatabase | None:
+    """The run's example database: the directory ``path``, or none at all."""
+    return CampaignDatabase(path) if path is not None else None
+
+
+def shard_seed(seed: int, shard: tuple[int, int] | None) -> int:
+    """The random seed shard ``I/N`` of a campaign with seed ``seed`` searches with:
+    ``seed * N + I - 1``. The N shards of one seed search with N different seeds (and no two
+    campaign seeds share one), so N jobs explore N different parts of the space; shard 1/1 is
+    the campaign seed itself."""
+    if shard is None:
+        return seed
+    index, count = shard
+    return seed * count + index - 1
+
+
+def search_settings(max_examples: int, database: CampaignDatabase | None) -> settings:
+    """Hypothesis's settings for a fuzzing run: quiet, no deadline, no health checks, and
+    stored failures replayed first when there is a database."""
+    phases = (Phase.generate, Phase.shrink)
+    return settings(
+        max_examples=max_examples,
+        database=database,
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.reuse, *phases) if database is not None else phases,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+
+
 class _Search:
     """The state of one fuzzing run, shared by the hypothesis test and :func:`fuzz`."""
 
@@ -177,17 +263,27 @@ class _Search:
         max_shrinks: int,
         progress: Progress | None,
         reference: PolicyFactory = new_policy,
+        database: CampaignDatabase | None = None,
     ) -> None:
         self.target = target
         self.max_examples = max_examples
         self.reference = reference
         self.max_shrinks = max_shrinks
         self.progress = progress
+        self.database = database
         self.run = 0
         self.found_at = 0
         self.best: tuple[Scenario, Difference] | None = None
 
     def check(self, data: st.DataObject) -> None:
+        try:
+            self._check(data)
+        except BaseException as stop:
+            if self.database is not None and not isinstance(stop, Exception):
+                self.database.stopping = True  # a stop, not a finding: nothing to keep
+            raise
+
+    def _check(self, data: st.DataObject) -> None:
         # Hypothesis may draw a few more examples than max_examples (it does not count some);
         # stopping here keeps "up to N examples" true.
         over_budget = not self.found_at and self.run >= self.max_examples
@@ -240,6 +336,7 @@ def fuzz(
     max_shrinks: int = DEFAULT_MAX_SHRINKS,
     progress: Progress | None = None,
     reference: PolicyFactory = new_policy,
+    database: str | Path | None = None,
 ) -> FuzzResult:
     """Fuzz ``target`` (an adapter already started) against the reference; shrink and return
     the first difference found.
@@ -251,27 +348,22 @@ def fuzz(
 
     ``reference`` answers the scenarios instead of the reference policy: a catalogued mistake
     the port is known to make (see :func:`accepting`), so that the next, different mistake is
-    found rather than the known one again.
+    found rather than the known one again. ``database`` is a directory of hypothesis's example
+    database (:func:`example_database`): failures kept there by earlier runs are tried first,
+    and this run's are added.
     """
-    search = _Search(target, max_examples, max_shrinks, progress, reference)
+    examples = example_database(database)
+    search = _Search(target, max_examples, max_shrinks, progress, reference, examples)
 
-    @settings(
-        max_examples=max_examples,
-        database=None,  # no example database: a run depends on its seed alone
-        deadline=None,
-        derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-    )
+    # The function's name is part of hypothesis's database key: vectors, not protocol lines.
+    @search_settings(max_examples, examples)
     @given(st.data())
-    def check(data: st.DataObject) -> None:
+    def vector_scenarios(data: st.DataObject) -> None:
         search.check(data)
 
     try:
-        hypothesis_seed(seed)(check)()
+        with hypothesis_storage():
+            hypothesis_seed(seed)(vector_scenarios)()
     except (_DifferenceFound, _ShrinkBudgetSpent):
         pass
     except Flaky as error:
@@ -338,6 +430,9 @@ def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
 
     scenario, difference = finding.scenario, finding.difference
     last = difference.call_index + 1
+    # Weights kept as their text (not float32 values, or spelled other than the shortest way)
+    # are valid in a call that must succeed only under this tag (SPEC.md §4.3).
+    texts = any(holds_text(call) for call in scenario.calls[:last])
     draft = Draft(
         "fuzz/" + _digest(scenario.calls[:last]),
         pins=(
@@ -345,7 +440,7 @@ def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
             f"{difference.describe(scenario)}."
         ),
         catches=CATCHES,
-        tags=(FUZZ_TAG,),
+        tags=(FUZZ_TAG, DOUBLE_ROUNDING) if texts else (FUZZ_TAG,),
         params=scenario.params,
         seed=scenario.seed,
     )
@@ -356,8 +451,8 @@ def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
 
 
 def _digest(calls: Sequence[dict[str, Any]]) -> str:
-    text = json.dumps(list(calls), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    text = "\n".join(dumps(dict(sorted(call.items()))) for call in calls)  # weights as written
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def save_vector(vector: Vector, directory: str | Path) -> Path:

@@ -4,8 +4,11 @@ A scenario is a ``new`` followed by steps, evictions, re-constructions and refus
 so that the cases where ports go wrong come up early: small budgets, ``recentWindow`` 0, short
 observation windows that wrap, odd kernels 1..9 and occasionally ``2^31 - 1``, null steps, gaps
 between positions, several steps between evictions, every kind of refusal a vector can record,
-and float32 weights chosen so that ties are common and summation order changes sums (huge with
-tiny, ``2^24`` with ``1.0``, ``-0.0``, subnormals).
+float32 weights chosen so that ties are common and summation order changes sums (huge with
+tiny, ``2^24`` with ``1.0``, ``-0.0``, subnormals), and weights that are not float32 values,
+next to float32 halfway points and spelled every way JSON allows
+(:class:`~conformance.protocol.NumberText`, sent as written), where reading a decimal once and
+twice part.
 
 Actions are drawn independently of the policy's state and only *materialised* into requests
 against a reference session. That keeps hypothesis's shrinking effective: deleting an action
@@ -23,8 +26,9 @@ from typing import Any
 
 from hypothesis import strategies as st
 
+from conformance import spelling
 from conformance.policy import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, float32_literal, new_policy
-from conformance.protocol import decoded
+from conformance.protocol import NumberText, decoded
 from conformance.server import PolicyFactory, Session
 
 #: Weights chosen for what they do to a sum or a comparison; every one is an exact float32.
@@ -50,8 +54,22 @@ SPECIAL_WEIGHTS: tuple[float, ...] = (
     0.25,
 )
 
-#: Refused weights; each narrows to a negative or infinite float32 (never to ``-0.0``).
-BAD_WEIGHTS: tuple[Any, ...] = (-1.0, -(2.0**-149), 3.5e38, 1e39, -FLOAT32_MAX, 2**128)
+#: Refused weights; each narrows to a negative or infinite float32 (never to ``-0.0``). The
+#: texts are refused by the double rounding of SPEC.md §2.3 and accepted by a single rounding
+#: straight to float32 (the halfway point to 2^128, and an integer one below it), or spelled
+#: as few readers expect.
+BAD_WEIGHTS: tuple[Any, ...] = (
+    -1.0,
+    -(2.0**-149),
+    3.5e38,
+    1e39,
+    -FLOAT32_MAX,
+    2**128,
+    NumberText("3.4028235677973366e+38"),
+    NumberText(str(2**128 - 2**103 - 1)),
+    NumberText("-1.401298464324817E-45"),
+    NumberText("1E+39"),
+)
 #: Things that are not numbers inside an attention list.
 NOT_NUMBERS: tuple[Any, ...] = ("1", True, None, [1.0], {})
 #: An ``attn`` that is neither null nor a list.
@@ -184,7 +202,52 @@ WIDE_WEIGHTS = st.builds(
 )
 # Zeros and ones twice: ties come from equal weights. An index past the table draws any float32.
 _WEIGHT_TABLE = (0.0, 1.0, 0.0, 1.0, 2.0, 3.0, 4.0, *SPECIAL_WEIGHTS)
-_WEIGHT_INDEX = st.integers(0, len(_WEIGHT_TABLE) + 2)
+#: Past the table: two chances in the index of any float32, two of a rounding weight.
+_WEIGHT_INDEX = st.integers(0, len(_WEIGHT_TABLE) + 3)
+
+#: Float32 values whose halfway point to the next float32 up a rounding weight sits at: where
+#: ties are common (0, 1), the subnormal and normal boundaries, exact integers past 2^24, 2^53,
+#: 2^60 and 2^64, and the float32 maximum (whose halfway point is the overflow threshold).
+HALFWAY_BASES: tuple[float, ...] = (
+    1.0,
+    0.0,
+    1.0 + 2.0**-23,
+    0.5,
+    2.0**-149,
+    2.0**-126 - 2.0**-149,
+    2.0**24,
+    2.0**53,
+    2.0**60,
+    2.0**64,
+    3.0,
+    FLOAT32_MAX,
+)
+_WHERE = ("shortest", "above", "below", "exact", "negative")
+
+
+@st.composite
+def _rounding_weight(draw: st.DrawFn) -> NumberText:
+    """A weight that is not a float32, next to a float32 halfway point, in some spelling
+    (exponents, many digits, ``-0``, integer literals): where reading it once and twice part
+    (SPEC.md §2.3). Mostly accepted; a negative one is accepted only when it reads as -0.0."""
+    index = draw(_integers(0, len(HALFWAY_BASES)))
+    base = HALFWAY_BASES[index] if index < len(HALFWAY_BASES) else draw(_ANY_FLOAT32)
+    halfway = spelling.halfway_above(base)
+    where = draw(_sampled(_WHERE))
+    if where == "shortest":
+        text = repr(float(halfway))
+    elif where == "exact":
+        text = spelling.exact_text(halfway)
+    elif where == "negative":  # beyond -2^-150, -0.0 by double rounding; else -0 spelled
+        text = "-" + (
+            repr(float(spelling.halfway_above(0.0))) if index % 2 else "7.0064923216240854e-46"
+        )
+    else:
+        text = spelling.nudged(halfway, 1 if where == "above" else -1, draw(_sampled((20, 40))))
+    return NumberText(spelling.respell(text, draw(_integers(0, 5))))
+
+
+ROUNDING_WEIGHTS = _rounding_weight()
 
 
 @st.composite
@@ -192,7 +255,9 @@ def _weight(draw: st.DrawFn) -> float:
     # One draw per weight in most cases: weights are most of what is drawn, and every draw
     # costs (generation is the fuzzer's main expense, not the adapter).
     index = draw(_WEIGHT_INDEX)
-    return _WEIGHT_TABLE[index] if index < len(_WEIGHT_TABLE) else draw(_ANY_FLOAT32)
+    if index < len(_WEIGHT_TABLE):
+        return _WEIGHT_TABLE[index]
+    return draw(_ANY_FLOAT32) if index < len(_WEIGHT_TABLE) + 2 else draw(ROUNDING_WEIGHTS)
 
 
 #: One exact float32 weight, mostly from :data:`SPECIAL_WEIGHTS` or small integers.
