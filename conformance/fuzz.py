@@ -253,6 +253,16 @@ def search_settings(max_examples: int, database: CampaignDatabase | None) -> set
     )
 
 
+def seeded(
+    function: Callable[[st.DataObject], None], seed: int, run_settings: settings
+) -> Callable[[], None]:
+    """``function`` as a hypothesis test drawing from ``st.data()``, its random source seeded
+    with ``seed``, run under ``run_settings``. (``@seed`` turns the example database off, so
+    it goes under ``@given`` and the settings over both.)"""
+    test: Callable[[], None] = run_settings(given(st.data())(hypothesis_seed(seed)(function)))
+    return test
+
+
 class _Search:
     """The state of one fuzzing run, shared by the hypothesis test and :func:`fuzz`."""
 
@@ -278,8 +288,8 @@ class _Search:
     def check(self, data: st.DataObject) -> None:
         try:
             self._check(data)
-        except BaseException as stop:
-            if self.database is not None and not isinstance(stop, Exception):
+        except (_ShrinkBudgetSpent, AdapterLost):
+            if self.database is not None:
                 self.database.stopping = True  # a stop, not a finding: nothing to keep
             raise
 
@@ -356,14 +366,12 @@ def fuzz(
     search = _Search(target, max_examples, max_shrinks, progress, reference, examples)
 
     # The function's name is part of hypothesis's database key: vectors, not protocol lines.
-    @search_settings(max_examples, examples)
-    @given(st.data())
     def vector_scenarios(data: st.DataObject) -> None:
         search.check(data)
 
     try:
         with hypothesis_storage():
-            hypothesis_seed(seed)(vector_scenarios)()
+            seeded(vector_scenarios, seed, search_settings(max_examples, examples))()
     except (_DifferenceFound, _ShrinkBudgetSpent):
         pass
     except Flaky as error:

@@ -757,8 +757,38 @@ def _op(line: bytes) -> str | None:
     return op if isinstance(op, str) else None
 
 
+#: Where protocol checks found by ``snapkv-conformance fuzz --protocol`` are kept to be
+#: generated into the suite, beside the vectors kept from fuzzing.
+FINDINGS = Path(__file__).resolve().parent / "builders" / "findings"
+
+
+def finding_drafts() -> Iterator[CheckDraft]:
+    """The protocol checks kept in :data:`FINDINGS`, as drafts: their bytes are kept, their
+    expectations recomputed (an outcome must still be the reference's)."""
+    from conformance.vectors import is_protocol_check_file
+
+    for path in sorted(FINDINGS.glob("*.json")) if FINDINGS.is_dir() else ():
+        if not is_protocol_check_file(path):
+            continue  # a vector, the findings builder's
+        check = load_check(path)
+        pins, _, catches = check.description.partition(" Catches: ")
+        yield CheckDraft(
+            check.id.removeprefix(f"{THEME}/"),
+            check.rule,
+            pins,
+            catches,
+            check.send,
+            tuple("ok" if item["ok"] else item["error"] for item in check.expect),
+            {
+                i: tuple(item["latitude"])
+                for i, item in enumerate(check.expect)
+                if "latitude" in item
+            },
+        )
+
+
 def build_checks() -> list[ProtocolCheck]:
-    return [realize(draft) for draft in drafts()]
+    return [realize(draft) for draft in (*drafts(), *finding_drafts())]
 
 
 def dumps_check(check: ProtocolCheck) -> str:

@@ -32,8 +32,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, cast
 
-from hypothesis import given
-from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
@@ -46,9 +44,10 @@ from conformance.fuzz import (
     example_database,
     hypothesis_storage,
     search_settings,
+    seeded,
 )
 from conformance.protocol import dumps
-from conformance.scenarios import WEIGHTS
+from conformance.scenarios import ROUNDING_WEIGHTS, WEIGHTS
 
 #: Sessions to try, and sessions to run while shrinking a difference. A session is a process
 #: start, so the budget is smaller than the vector fuzzer's.
@@ -133,7 +132,7 @@ SPACINGS = 5
 class Plan:
     """One line as drawn, before it meets the session's state (see :func:`materialise`)."""
 
-    op: int  # an index into OPS, or past it into UNKNOWN_OPS; -1 a blank line, -2 no object
+    op: int  # an index into OPS, or past it into UNKNOWN_OPS; BLANK, or NOT_OBJECT
     id: int  # an index into IDS
     variant: int  # which value of the op's fields (0 valid)
     size: int  # a new's parameters: budget 1 + size % 3, and so on
@@ -144,6 +143,14 @@ class Plan:
     escape: int  # 0, or the member (1-based, cycling) whose name is written with \u escapes
     spacing: int  # whitespace between tokens: compact, spaces, tabs, CRs, around the line
     crlf: bool
+
+
+#: What a drawn line is: an op of OPS by index (steps the most), an op that is none, a blank
+#: line, a line that is no object.
+UNKNOWN, BLANK, NOT_OBJECT = len(OPS), -1, -2
+KINDS = (2, 2, 3, 1, 2, 3, 2, 4, 0, 2, 3, 5, UNKNOWN, BLANK, NOT_OBJECT, 2)
+#: A step's weights: as the vector fuzzer draws them, and as often one not a float32 value.
+_WEIGHTS = st.one_of(WEIGHTS, ROUNDING_WEIGHTS)
 
 
 @cache
@@ -159,10 +166,9 @@ def _choice(draw: st.DrawFn, count: int, rarity: int = 1) -> int:
 
 @st.composite
 def _plan(draw: st.DrawFn) -> Plan:
-    kind = draw(_ints(0, 13))
-    op = {10: len(OPS) + draw(_ints(0, len(UNKNOWN_OPS) - 1)), 11: -1, 12: -2}.get(
-        kind, (1, 2, 2, 2, 3, 3, 4, 0, 2, 3, 1, 0, 0, 5)[kind]
-    )
+    op = KINDS[draw(_ints(0, len(KINDS) - 1))]
+    if op == UNKNOWN:
+        op = len(OPS) + draw(_ints(0, len(UNKNOWN_OPS) - 1))
     keeps_id = op in (4, 5)  # bye and scores: an id that is an integer (see realize)
     ids = INTEGER_IDS if keeps_id else len(IDS)
     variants = {0: len(PROTOCOLS), 1: NEW_VARIANTS, 2: STEP_VARIANTS}.get(op, 1)
@@ -171,7 +177,7 @@ def _plan(draw: st.DrawFn) -> Plan:
         id=_choice(draw, ids, rarity=2),
         variant=_choice(draw, variants, rarity=2),
         size=draw(_ints(0, 5)) if op == 1 else 0,
-        weights=tuple(draw(st.lists(WEIGHTS, max_size=4))) if op == 2 else (),
+        weights=tuple(draw(st.lists(_WEIGHTS, max_size=4))) if op == 2 else (),
         decoy=_choice(draw, 5, rarity=3),
         extra=_choice(draw, len(EXTRAS) + 1, rarity=3),
         order=_choice(draw, 4, rarity=3),
@@ -185,10 +191,21 @@ PLANS = _plan()
 MAX_LINES = 12
 
 
+@dataclass(frozen=True)
+class SessionPlan:
+    """A session as drawn: whether a plain ``new`` opens it (and its size), the lines after
+    it, and whether the last line lacks its LF."""
+
+    opening: int  # 0 to 2: a valid new of that size; 3: none, so the policy starts absent
+    plans: tuple[Plan, ...]
+    unterminated: bool
+
+
 @st.composite
-def _session(draw: st.DrawFn) -> tuple[tuple[Plan, ...], bool]:
+def _session(draw: st.DrawFn) -> SessionPlan:
+    opening = draw(_ints(0, 3))
     plans = tuple(draw(st.lists(PLANS, min_size=1, max_size=MAX_LINES)))
-    return plans, draw(_ints(0, 7)) == 7  # now and then a last line without its LF
+    return SessionPlan(opening, plans, draw(_ints(0, 7)) == 7)
 
 
 SESSIONS = _session()
@@ -198,7 +215,7 @@ SESSIONS = _session()
 HELLO = '{"id":1,"op":"hello","protocol":1}\n'
 
 
-def materialise(plans: Sequence[Plan], unterminated: bool) -> list[str]:
+def materialise(drawn: SessionPlan) -> list[str]:
     """The session's lines (each with its ending), the hello first. Positions and weight
     counts come from a reference session fed each line as it is made."""
     from conformance.server import Session
@@ -206,20 +223,23 @@ def materialise(plans: Sequence[Plan], unterminated: bool) -> list[str]:
     session = Session()
     session.handle_line(HELLO.encode())
     lines = [HELLO]
+    plans = list(drawn.plans)
+    if drawn.opening < 3:
+        plans.insert(0, Plan(1, 0, 0, drawn.opening, (), 0, 0, 0, 0, 0, False))
     for number, plan in enumerate(plans, start=2):
         text = _line(plan, number, session) + ("\r\n" if plan.crlf else "\n")
         lines.append(text)
         if not session.finished and text.strip(" \t\r\n"):
             session.handle_line(text.encode("utf-8", "surrogatepass"))
-    if unterminated:
+    if drawn.unterminated:
         lines[-1] = lines[-1].rstrip("\n")
     return lines
 
 
 def _line(plan: Plan, number: int, session: Any) -> str:
-    if plan.op == -1:
+    if plan.op == BLANK:
         return BLANKS[plan.variant % len(BLANKS)]
-    if plan.op == -2:
+    if plan.op == NOT_OBJECT:
         return ("[1,2]", '"hello"', "3", "null")[plan.variant % 4]
     members: list[tuple[str, str]] = []
     id_text = IDS[plan.id] or str(number)
@@ -256,13 +276,13 @@ def _fields(op: str, plan: Plan, session: Any) -> list[tuple[str, str]]:
         protocol = PROTOCOLS[variant]
         return [] if protocol == "missing" else [("protocol", protocol)]
     if op == "new":
-        return _new_fields(variant, plan.size)
+        return _new_fields(variant, plan.size, plan.decoy)
     if op == "step":
         return _step_fields(variant, plan.weights, session)
     return []
 
 
-def _new_fields(variant: int, size: int) -> list[tuple[str, str]]:
+def _new_fields(variant: int, size: int, decoy: int) -> list[tuple[str, str]]:
     params: list[tuple[str, str]] = [
         ("budget", str(1 + size % 3)),
         ("recentWindow", "-0" if size % 2 else "0"),
@@ -288,6 +308,9 @@ def _new_fields(variant: int, size: int) -> list[tuple[str, str]]:
             params = [(name if n.lower() == name.lower() else n, v) for n, v in params]
             if name not in dict(params):
                 params.append((name, value))
+    if decoy % 2 == 0 and decoy:  # a name repeated inside params too: the first is refused
+        name, value = params[(decoy // 2 - 1) % len(params)]
+        params.insert(0, (name, '"x"'))
     params_text = "{" + ",".join(f"{json.dumps(n)}:{v}" for n, v in params) + "}"
     if variant == 9:
         params_text = "null"
@@ -419,19 +442,20 @@ class _Search:
     def check(self, data: st.DataObject) -> None:
         try:
             self._check(data)
-        except BaseException as stop:
-            if self.database is not None and not isinstance(stop, Exception):
-                self.database.stopping = True
+        except _Stop:
+            if self.database is not None:
+                self.database.stopping = True  # a stop, not a finding: nothing to keep
             raise
 
     def _check(self, data: st.DataObject) -> None:
+        # Drawn first: a draw hypothesis cuts short (an overrun) is no session run. The stop
+        # comes after a draw as usual (see conformance.fuzz).
+        drawn = cast(SessionPlan, data.draw(SESSIONS))
         over_budget = not self.found_at and self.run >= self.max_examples
-        spent = over_budget or (self.found_at and self.run - self.found_at >= self.max_shrinks)
-        self.run += not over_budget
-        plans, unterminated = cast(tuple[tuple[Plan, ...], bool], data.draw(SESSIONS))
-        if spent:
+        if over_budget or (self.found_at and self.run - self.found_at >= self.max_shrinks):
             raise _Stop
-        lines = tuple(materialise(plans, unterminated))
+        self.run += 1
+        lines = tuple(materialise(drawn))
         verdict = judge_session(lines, self.target)
         if verdict is not None:
             self.found_at = self.found_at or self.run
@@ -475,14 +499,12 @@ def fuzz_protocol(
     search = _Search(target, max_examples, max_shrinks, progress, examples)
 
     # The function's name is part of hypothesis's database key: protocol lines, not vectors.
-    @search_settings(max_examples, examples)
-    @given(st.data())
     def protocol_lines(data: st.DataObject) -> None:
         search.check(data)
 
     try:
         with hypothesis_storage():
-            hypothesis_seed(seed)(protocol_lines)()
+            seeded(protocol_lines, seed, search_settings(max_examples, examples))()
     except (_Different, _Stop):
         pass
     except Flaky as error:
