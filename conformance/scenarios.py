@@ -238,8 +238,13 @@ def _rounding_weight(draw: st.DrawFn) -> NumberText:
         text = repr(float(halfway))
     elif where == "exact":
         text = spelling.exact_text(halfway)
-    elif where == "negative":  # each reads as -0.0: zero, within -2^-150, a hair beyond it
-        text = ("-0.0", "-7.006492321624085e-46", "-7.0064923216240854e-46")[index % 3]
+    elif where == "negative":  # each reads as -0.0: within -2^-150, zero, a hair beyond it
+        text = (
+            "-0.0",
+            "-7.006492321624085e-46",
+            "-7.0064923216240854e-46",
+            "-7.006492321624085e-46",
+        )[index % 4]
     else:
         text = spelling.nudged(halfway, 1 if where == "above" else -1, draw(_sampled((20, 40))))
     return NumberText(spelling.respell(text, draw(_integers(0, 5))))
