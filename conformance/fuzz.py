@@ -379,6 +379,7 @@ def fuzz(
     result = search.result()
     if result.finding is not None:
         finding = _without_leading_new(result.finding, target, reference)
+        finding = _without_needless_calls(finding, target, reference)
         result = FuzzResult(result.examples, finding)
     return result
 
@@ -422,6 +423,39 @@ def _without_leading_new(
         finding = Finding(
             shorter, difference, finding.examples_to_find, finding.shrink_attempts + 1
         )
+
+
+#: Calls the last shrinking pass tries to drop, at most (each try replays the scenario).
+MAX_CALL_DROPS = 60
+
+
+def _without_needless_calls(
+    finding: Finding, target: Target, reference: PolicyFactory = new_policy
+) -> Finding:
+    """Drop each call (but the first ``new``) whose removal keeps a difference, last to first,
+    cutting the scenario after its first difference each time.
+
+    Hypothesis shrinks the drawn actions, and a call depends on the state the calls before it
+    left; once it is done the calls are plain requests that can go one at a time, the
+    reference answering what remains (a call left out of order is then refused, as a vector
+    would expect). Tries at most :data:`MAX_CALL_DROPS` removals."""
+    index = finding.difference.call_index - 1
+    tries = 0
+    while index >= 1 and tries < MAX_CALL_DROPS:
+        calls = finding.scenario.calls[: finding.difference.call_index + 1]
+        shorter = replay(calls[:index] + calls[index + 1 :], reference)
+        difference = differential(shorter, target)
+        tries += 1
+        if difference is not None:
+            kept = replay(shorter.calls[: difference.call_index + 1], reference)
+            finding = Finding(kept, difference, finding.examples_to_find, finding.shrink_attempts)
+        index -= 1
+    return Finding(
+        finding.scenario,
+        finding.difference,
+        finding.examples_to_find,
+        finding.shrink_attempts + tries,
+    )
 
 
 # -- saving a finding as a vector --------------------------------------------------------------

@@ -96,13 +96,23 @@ def test_shrinks_a_tie_bug_to_the_smallest_scenario():
     finding = fuzz.fuzz(planted("ties-to-higher-position"), seed=3).finding
     assert finding is not None
     calls = finding.scenario.calls
-    # new, a step with nothing kept, a step with one zero weight, evict: a tie of two zeros.
+    # new, two steps, evict: a tie of two zeros, the lower position evicted by the reference.
     assert [call["op"] for call in calls] == ["new", "step", "step", "evict"]
     assert calls[0]["params"]["budget"] == 1
+    first, second = calls[1]["pos"], calls[2]["pos"]
     assert (finding.difference.expected, finding.difference.actual) == (
-        "victims [0]",
-        "victims [1]",
+        f"victims [{first}]",
+        f"victims [{second}]",
     )
+
+
+def test_the_last_pass_drops_every_call_a_difference_does_not_need():
+    finding = fuzz.fuzz(planted("ties-to-higher-position"), seed=3).finding
+    assert finding is not None
+    calls = finding.scenario.calls
+    for index in range(1, len(calls) - 1):  # none of them can go without the difference
+        shorter = replay(calls[:index] + calls[index + 1 :])
+        assert fuzz.differential(shorter, planted("ties-to-higher-position")) is None
 
 
 def test_the_default_shrink_budget_gets_stale_history_down_to_a_few_calls():
@@ -263,13 +273,25 @@ def test_scenarios_draw_weights_of_every_spelling_in_accepted_and_refused_calls(
     hypothesis_seed(7)(collect)()
     accepted, refused = texts["accepted"], texts["refused"]
     assert refused and any(not check_weight_literal(float(t)) for t in accepted)
-    joined = " ".join(accepted)
-    for spelling in ("e-", "E", "e+", "000000000"):
-        assert spelling in joined, spelling
+    assert sum(map(spellings.rounds_apart, accepted)) > 10
     # A tiny negative that one rounding refuses and two read as -0.0, in some spelling.
     assert any(t.startswith("-") and spellings.rounds_apart(t) for t in accepted)
-    assert {"-0", "-0e0", "-0E+5", "-0.000", "-0.0e-3"} & set(accepted)  # -0, spelled
-    assert any(t.lstrip("-").isdigit() and len(t) > 16 for t in accepted)  # integers past 2^53
+
+
+def test_the_rounding_weights_come_in_every_spelling():
+    from conformance import spelling
+    from conformance.scenarios import ROUNDING_TABLE
+
+    texts = [weight.text for weight in ROUNDING_TABLE]
+    joined = " ".join(texts)
+    for written in ("e-", "E-", "E+", "e+", ".0000000000"):
+        assert written in joined, written
+    assert {"-0", "-0e0", "-0E+5", "-0.000", "-0.0e-3", "-0.0"} <= set(texts)
+    digits = [t for t in texts if t.lstrip("-").isdigit()]
+    assert any(2**53 < int(t) < 2**64 for t in digits) and any(int(t) > 2**64 for t in digits)
+    assert any(len(t.split("e")[0]) > 40 for t in texts)  # many digits
+    assert any(t.startswith("-") and spelling.rounds_apart(t) for t in texts)
+    assert sum(map(spelling.rounds_apart, texts)) > len(texts) // 3
 
 
 # -- campaigns: the working directory, the database, shards --------------------------------------

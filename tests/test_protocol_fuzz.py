@@ -104,7 +104,7 @@ def drawn_lines(count: int, seed: int) -> list[str]:
     return lines
 
 
-LINES = drawn_lines(300, 5)
+LINES = drawn_lines(300, 5) + drawn_lines(300, 6)
 TEXT = "".join(LINES)
 
 
