@@ -125,6 +125,7 @@ EXTRAS: tuple[str, ...] = (
     '"f":-1.5E-3',
 )
 BLANKS = ("", "  ", "\t", "\r", " \t\r ")
+NOT_OBJECTS = ("[1,2]", '"hello"', "3", "null")
 SPACINGS = 5
 
 
@@ -171,7 +172,13 @@ def _plan(draw: st.DrawFn) -> Plan:
         op = len(OPS) + draw(_ints(0, len(UNKNOWN_OPS) - 1))
     keeps_id = op in (4, 5)  # bye and scores: an id that is an integer (see realize)
     ids = INTEGER_IDS if keeps_id else len(IDS)
-    variants = {0: len(PROTOCOLS), 1: NEW_VARIANTS, 2: STEP_VARIANTS}.get(op, 1)
+    variants = {
+        0: len(PROTOCOLS),
+        1: NEW_VARIANTS,
+        2: STEP_VARIANTS,
+        BLANK: len(BLANKS),
+        NOT_OBJECT: len(NOT_OBJECTS),
+    }.get(op, 1)
     return Plan(
         op=op,
         id=_choice(draw, ids, rarity=2),
@@ -240,7 +247,7 @@ def _line(plan: Plan, number: int, session: Any) -> str:
     if plan.op == BLANK:
         return BLANKS[plan.variant % len(BLANKS)]
     if plan.op == NOT_OBJECT:
-        return ("[1,2]", '"hello"', "3", "null")[plan.variant % 4]
+        return NOT_OBJECTS[plan.variant % len(NOT_OBJECTS)]
     members: list[tuple[str, str]] = []
     id_text = IDS[plan.id] or str(number)
     if id_text != "missing":
