@@ -151,7 +151,7 @@ def test_a_campaign_of_three_nights_merges_its_findings_and_keeps_its_database(
     }
     assert {"actions/cache/restore", "actions/upload-artifact"} <= set(uses["shard"])
     assert {"actions/download-artifact", "actions/cache/save"} <= set(uses["merge"])
-    small = {"EXAMPLES": "40", "SESSIONS": "8", "SHRINKS": "40"}
+    small = {"EXAMPLES": "30", "SESSIONS": "6", "SHRINKS": "30"}
 
     # Night 1: the Go port conforms. Every step passes; the merge finds nothing to report.
     first = campaign.night(1, **small)

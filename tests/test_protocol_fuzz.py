@@ -181,7 +181,8 @@ def test_the_drawn_lines_leave_no_latitude():
 def test_cli_saves_a_check_that_fails_the_slip_through_run(tmp_path):
     adapter = shlex.join([sys.executable, str(SLIPS), "signed-64-bit-ids"])
     save = tmp_path / "found"
-    done = cli("fuzz", "--protocol", "--adapter", adapter, "--seed", "3", "--save", str(save))
+    done = cli("fuzz", "--protocol", "--adapter", adapter, "--seed", "3", "--max-shrinks", "60",
+               "--save", str(save))  # fmt: skip
     assert done.returncode == 1, done.stdout + done.stderr
     (path,) = save.rglob("*.json")
     assert path.parent.name == "protocol" and path.name.startswith("fuzz-")
