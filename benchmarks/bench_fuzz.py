@@ -16,7 +16,6 @@ must see each weight's text, so it runs as a process.
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
@@ -31,10 +30,8 @@ import slips  # noqa: E402
 from heldout_ports import ArgsortSelection  # noqa: E402
 
 from conformance import fuzz, protocol_fuzz  # noqa: E402
-from conformance import protocol_checks as pc  # noqa: E402
 from conformance.driver import AdapterProcess, InProcessAdapter  # noqa: E402
 from conformance.mutants import lookup  # noqa: E402
-from conformance.server import Session  # noqa: E402
 
 MISTAKES = (
     ("stale history on slot reuse", "stale-history-on-reuse"),
@@ -51,23 +48,6 @@ PROTOCOL_SLIPS = (
     ("ids read as signed 64-bit integers (slip)", "signed-64-bit-ids"),
     ("the first of repeated names kept (slip)", "first-name-wins"),
 )
-
-
-class SlipSessions:
-    """``fuzz --protocol`` sessions answered in-process by a protocol slip."""
-
-    def __init__(self, mode: str) -> None:
-        self.mode = mode
-
-    def run(self, data: bytes) -> pc.CheckRun:
-        session, answers = Session(), []
-        for line in data.splitlines(keepends=True):
-            response = slips.answer(session, self.mode, line)
-            if response is not None:
-                answers.append(json.dumps(response).encode())
-            if session.finished:
-                break
-        return pc.CheckRun(tuple(answers), 0, False, "", 0.0)
 
 
 def adapter(name: str) -> InProcessAdapter | AdapterProcess:
@@ -121,7 +101,7 @@ def main() -> None:
     for label, name in PROTOCOL_SLIPS:
         found, missed = [], 0
         for seed in seeds:
-            lines = protocol_fuzz.fuzz_protocol(SlipSessions(name), seed=seed, max_shrinks=1)
+            lines = protocol_fuzz.fuzz_protocol(slips.Sessions(name), seed=seed, max_shrinks=1)
             if lines.finding is None:
                 missed += 1
             else:

@@ -8,7 +8,6 @@ leaves no latitude on; the saved check validates and fails the slip through ``ru
 
 from __future__ import annotations
 
-import io
 import json
 import re
 import shlex
@@ -22,7 +21,6 @@ from hypothesis import seed as hypothesis_seed
 
 from conformance import protocol_checks as pc
 from conformance import protocol_fuzz as pf
-from conformance.server import Session
 
 HERE = Path(__file__).resolve().parent
 SLIPS = HERE / "lax_adapters" / "slips.py"
@@ -32,28 +30,7 @@ import slips  # noqa: E402
 REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
 
 
-class InProcessSessions:
-    """Each session answered by a fresh reference session behind the slip ``mode`` (none: the
-    reference's own protocol layer), line by line as a process reads them."""
-
-    def __init__(self, mode: str | None = None) -> None:
-        self.mode = mode
-        self.sessions = 0
-
-    def run(self, data: bytes) -> pc.CheckRun:
-        self.sessions += 1
-        session = Session()
-        answers = []
-        for line in io.BytesIO(data).readlines():
-            if self.mode is None:
-                response = session.handle_line(line) if line.strip(b" \t\r\n") else None
-            else:
-                response = slips.answer(session, self.mode, line)
-            if response is not None:
-                answers.append(json.dumps(response).encode())
-            if session.finished:
-                break
-        return pc.CheckRun(tuple(answers), 0, False, "", 0.0)
+InProcessSessions = slips.Sessions
 
 
 @pytest.mark.parametrize("seed", (1, 2, 3))

@@ -67,13 +67,25 @@ def duel(id: str, text: str, comparison: Any, *, pins: str, catches: str) -> Dra
     )
 
 
-def duels(id: str, texts: Sequence[str], comparison: Any, *, pins: str, catches: str) -> Draft:
-    """One duel per text, each after a fresh ``new``: the same weight in several spellings."""
-    draft = Draft(id, pins=pins, catches=catches, tags=TAGS, params=DUEL)
+def duels(
+    id: str,
+    texts: Sequence[str],
+    comparison: Any,
+    *,
+    pins: str,
+    catches: str,
+    tags: Sequence[str] = TAGS,
+    first: bool = False,
+) -> Draft:
+    """One duel per text, each after a fresh ``new``: weights in several spellings. With
+    ``first`` each text is at position 0 (for texts that read the same once and twice, where
+    :func:`placed` has no side to choose)."""
+    draft = Draft(id, pins=pins, catches=catches, tags=tags, params=DUEL)
     for index, text in enumerate(texts):
         if index:
             draft.new(DUEL)
-        draft.nulls([0, 1]).step(2, placed(text, comparison)).evict()
+        attn = [NumberText(text), comparison] if first else placed(text, comparison)
+        draft.nulls([0, 1]).step(2, attn).evict()
     return draft
 
 
@@ -206,21 +218,18 @@ def rounding_negative_zero() -> Iterator[Draft]:
         .evict()
     )
     texts = ["-0", "-0.0", "-0e0", "-0E+5", "-0.000e-3", "-1e-50", "-7.006492321624085e-46"]
-    draft = Draft(
+    yield duels(
         "rounding/negative-zero-spellings",
+        texts,
+        0,
         pins=f"Weights that read as -0.0 are accepted as zero, whatever the spelling: "
         f"{', '.join(texts)}. Each ties position 1's 0 and position 0 is evicted.",
         catches="a sign test on the text, or on the float64 before it is rounded to float32 "
         "(-1e-50 < 0), that refuses a weight reading as -0.0; an integer reader that refuses "
         "-0.",
         tags=(*TAGS, "float-edge"),
-        params=DUEL,
+        first=True,
     )
-    for index, text in enumerate(texts):
-        if index:
-            draft.new(DUEL)
-        draft.nulls([0, 1]).step(2, [NumberText(text), 0]).evict()
-    yield draft
 
 
 @builder
@@ -228,8 +237,10 @@ def rounding_float32_maximum() -> Iterator[Draft]:
     midpoint = halfway_above(FLOAT32_MAX)
     below = math.nextafter(float(midpoint), 0.0)
     texts = ["3.4028235e38", repr(below), exact_text(Fraction(FLOAT32_MAX)).removesuffix(".0")]
-    draft = Draft(
+    yield duels(
         "rounding/float32-maximum-from-below",
+        texts,
+        FLOAT32_MAX,
         pins=f"Weights from the float32 maximum ({FLOAT32_MAX!r}) up to just below the halfway "
         f"point to 2^128 read as the maximum: {', '.join(texts)} (the maximum's shortest "
         "float32 decimal, above it; the float64 just below the halfway point; the maximum as "
@@ -238,13 +249,8 @@ def rounding_float32_maximum() -> Iterator[Draft]:
         "than on the rounded float32; an integer literal of 39 digits refused or misread by a "
         "64-bit integer reader.",
         tags=(*TAGS, "float-edge"),
-        params=DUEL,
+        first=True,
     )
-    for index, text in enumerate(texts):
-        if index:
-            draft.new(DUEL)
-        draft.nulls([0, 1]).step(2, [NumberText(text), FLOAT32_MAX]).evict()
-    yield draft
     integer = str(int(midpoint) - 1)
     yield (
         Draft(

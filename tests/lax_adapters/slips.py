@@ -16,6 +16,7 @@ SPEC.md alone made (a Java port passed every item of an earlier suite with each 
 
 from __future__ import annotations
 
+import io
 import json
 import sys
 from pathlib import Path
@@ -102,6 +103,32 @@ def answer(session: Session, mode: str, line: bytes) -> dict[str, Any] | None:
         if type(request_id) is int and not -(2**63) <= request_id < 2**63:
             return refusal(None, "bad-request", f"id is not a long: {request_id}")
     return session.handle(request)
+
+
+class Sessions:
+    """``fuzz --protocol`` sessions answered in-process, line by line as a process reads them,
+    by a fresh reference session behind the slip ``mode`` (None: the reference's own protocol
+    layer). ``sessions`` counts the sessions run."""
+
+    def __init__(self, mode: str | None = None) -> None:
+        self.mode = mode
+        self.sessions = 0
+
+    def run(self, data: bytes) -> Any:
+        from conformance.protocol_checks import CheckRun
+
+        self.sessions += 1
+        session, answers = Session(), []
+        for line in io.BytesIO(data).readlines():  # lines end at LF only (a CR is whitespace)
+            if self.mode is None:
+                response = session.handle_line(line) if line.strip(b" \t\r\n") else None
+            else:
+                response = answer(session, self.mode, line)
+            if response is not None:
+                answers.append(json.dumps(response).encode())
+            if session.finished:
+                break
+        return CheckRun(tuple(answers), 0, False, "", 0.0)
 
 
 def main(mode: str) -> int:
