@@ -217,6 +217,28 @@ def drafts() -> Iterator[CheckDraft]:
             -(2**53) - 1,
             "ids read as float64: -(2^53 + 1) comes back rounded",
         ),
+        (
+            "2-63",
+            2**63,
+            "ids read as signed 64-bit integers (Java's long, Go's int64, serde's i64): 2^63 "
+            "overflows, is refused as not an integer or wraps to a negative",
+        ),
+        (
+            "above-2-64",
+            2**64 + 1,
+            "ids read as unsigned 64-bit integers (u64, uint64): 2^64 + 1 overflows or wraps to 1",
+        ),
+        (
+            "below-minus-2-63",
+            -(2**63) - 1,
+            "ids read as signed 64-bit integers: -(2^63 + 1) overflows, is refused or wraps",
+        ),
+        (
+            "below-minus-2-64",
+            -(2**64) - 1,
+            "ids read as 64-bit integers of either sign, or as float64: -(2^64 + 1) overflows "
+            "or comes back rounded",
+        ),
     )
     for name, id_value, catches in id_cases:
         yield _draft(
@@ -502,6 +524,67 @@ def drafts() -> Iterator[CheckDraft]:
         ],
         ["ok"] * 4,
     )
+    repeated = (
+        "SPEC.md §3.1: where an object repeats a member name, the last occurrence counts, at any "
+        "depth, in params too"
+    )
+    params_json = json.dumps(PARAMS, separators=(",", ":"))
+    yield _draft(
+        "repeated-names-request",
+        repeated,
+        "Requests repeating id, protocol, seed, pos, attn and op are read by their last "
+        "occurrences: the answers carry the last id, hello is for protocol 1, the new and the "
+        "step are accepted, the evict is a step, and the last evict has a victim.",
+        "the first occurrence kept (a hand-written reader that stops at the first match, "
+        "Jackson or Gson configured to keep the first, a map filled with putIfAbsent), which "
+        "echoes another id and refuses or misreads every one of these requests",
+        [
+            '{"id":1,"op":"hello","protocol":2,"protocol":1}\n',
+            '{"id":9,"op":"new","params":' + params_json + ',"seed":"x","seed":0,"id":2}\n',
+            '{"id":3,"op":"step","pos":-1,"pos":0,"attn":[1],"attn":null}\n',
+            '{"id":4,"op":"evict","op":"step","pos":1,"attn":[0.5]}\n',
+            '{"id":5,"op":"evict"}\n',
+        ],
+        ["ok"] * 5,
+    )
+    twice = {"budget": 1, "recentWindow": 0, "obsWindow": 2, "poolKernel": 1}
+    repeated_budget = json.dumps(twice, separators=(",", ":"))[:-1] + ',"budget":0}'
+    zero_budget = json.dumps({**twice, "budget": 0}, separators=(",", ":"))
+    yield _draft(
+        "repeated-names-params",
+        repeated,
+        "params repeating budget (1, then 0) is refused, budget 0 counting, and no policy is "
+        "made; a new repeating the whole params object (budget 0, then a valid one) is accepted.",
+        "the first occurrence kept inside params, which accepts the first new and refuses the "
+        "second",
+        [
+            HELLO,
+            '{"id":2,"op":"new","params":' + repeated_budget + ',"seed":0}\n',
+            '{"id":3,"op":"evict"}\n',
+            '{"id":4,"op":"new","params":'
+            + zero_budget
+            + ',"params":'
+            + params_json
+            + ',"seed":0}\n',
+            '{"id":5,"op":"evict"}\n',
+        ],
+        ["ok", "invalid-params", "no-policy", "ok", "ok"],
+    )
+    yield _draft(
+        "repeated-names-nested",
+        repeated,
+        "Repeated names inside a field the adapter ignores, two and three levels deep, are "
+        "valid JSON: the request is answered as without the field.",
+        "a JSON reader that refuses repeated names (serde's derived structs, strict-mode "
+        "parsers) and answers bad-request",
+        [
+            HELLO,
+            NEW,
+            '{"id":3,"op":"evict","x":{"a":1,"a":[2],"b":{"c":1,"c":2}}}\n',
+            '{"id":4,"op":"step","pos":0,"attn":null,"t":{"u":null,"u":{"v":0,"v":1}}}\n',
+        ],
+        ["ok"] * 4,
+    )
     params_rule = "SPEC.md §2.1: construction takes exactly the four names, spelt exactly so"
     for name, raw, catches in (
         (
@@ -670,8 +753,38 @@ def _op(line: bytes) -> str | None:
     return op if isinstance(op, str) else None
 
 
+#: Where protocol checks found by ``snapkv-conformance fuzz --protocol`` are kept to be
+#: generated into the suite, beside the vectors kept from fuzzing.
+FINDINGS = Path(__file__).resolve().parent / "builders" / "findings"
+
+
+def finding_drafts() -> Iterator[CheckDraft]:
+    """The protocol checks kept in :data:`FINDINGS`, as drafts: their bytes are kept, their
+    expectations recomputed (an outcome must still be the reference's)."""
+    from conformance.suite.vectors import is_protocol_check_file
+
+    for path in sorted(FINDINGS.glob("*.json")) if FINDINGS.is_dir() else ():
+        if not is_protocol_check_file(path):
+            continue  # a vector, the findings builder's
+        check = load_check(path)
+        pins, _, catches = check.description.partition(" Catches: ")
+        yield CheckDraft(
+            check.id.removeprefix(f"{THEME}/"),
+            check.rule,
+            pins,
+            catches,
+            check.send,
+            tuple("ok" if item["ok"] else item["error"] for item in check.expect),
+            {
+                i: tuple(item["latitude"])
+                for i, item in enumerate(check.expect)
+                if "latitude" in item
+            },
+        )
+
+
 def build_checks() -> list[ProtocolCheck]:
-    return [realize(draft) for draft in drafts()]
+    return [realize(draft) for draft in (*drafts(), *finding_drafts())]
 
 
 def dumps_check(check: ProtocolCheck) -> str:

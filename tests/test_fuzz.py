@@ -98,13 +98,23 @@ def test_shrinks_a_tie_bug_to_the_smallest_scenario():
     finding = fuzz.fuzz(planted("ties-to-higher-position"), seed=3).finding
     assert finding is not None
     calls = finding.scenario.calls
-    # new, a step with nothing kept, a step with one zero weight, evict: a tie of two zeros.
+    # new, two steps, evict: a tie of two zeros, the lower position evicted by the reference.
     assert [call["op"] for call in calls] == ["new", "step", "step", "evict"]
     assert calls[0]["params"]["budget"] == 1
+    first, second = calls[1]["pos"], calls[2]["pos"]
     assert (finding.difference.expected, finding.difference.actual) == (
-        "victims [0]",
-        "victims [1]",
+        f"victims [{first}]",
+        f"victims [{second}]",
     )
+
+
+def test_the_last_pass_drops_every_call_a_difference_does_not_need():
+    finding = fuzz.fuzz(planted("ties-to-higher-position"), seed=3).finding
+    assert finding is not None
+    calls = finding.scenario.calls
+    for index in range(1, len(calls) - 1):  # none of them can go without the difference
+        shorter = replay(calls[:index] + calls[index + 1 :])
+        assert fuzz.differential(shorter, planted("ties-to-higher-position")) is None
 
 
 def test_the_default_shrink_budget_gets_stale_history_down_to_a_few_calls():
@@ -214,3 +224,124 @@ def planted(name: str) -> InProcessAdapter:
     adapter = InProcessAdapter(mutant.factory, mutant.implementation())
     adapter.start()
     return adapter
+
+
+# -- weights that are not float32 values ---------------------------------------------------------
+
+SLIPS = Path(__file__).resolve().parent / "lax_adapters" / "slips.py"
+
+
+@pytest.mark.parametrize("seed", (1, 2, 3))
+def test_default_budget_finds_the_single_rounding_slip(seed, tmp_path):
+    """Java's Float.parseFloat behind a float64 overflow guard: found and shrunk to a vector
+    tagged double-rounding, which keeps its weights as written and fails the slip."""
+    argv = [sys.executable, str(SLIPS), "single-rounding"]
+    with AdapterProcess(argv, timeout=10) as adapter:
+        result = fuzz.fuzz(adapter, seed=seed)
+    finding = result.finding
+    assert finding is not None, f"no difference in {result.examples} examples"
+    assert finding.examples_to_find <= fuzz.DEFAULT_MAX_EXAMPLES
+    vector = fuzz.difference_vector(finding, "slip", seed)
+    assert vector.tags == ("fuzz", "double-rounding")
+    assert len(vector.calls) <= 8
+    path = fuzz.save_vector(vector, tmp_path)
+    assert validation.check_file(path)[1] == []
+    on_slip = run_suite([load_vector(path)], argv, timeout=10)
+    assert not on_slip.results[0].passed
+    assert run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10).results[0].passed
+
+
+def test_scenarios_draw_weights_of_every_spelling_in_accepted_and_refused_calls():
+    from hypothesis import seed as hypothesis_seed
+
+    from conformance.policy.reference import check_weight_literal
+    from conformance.spec.protocol import NumberText
+    from conformance.tools import spelling as spellings
+
+    texts: dict[str, list[str]] = {"accepted": [], "refused": []}
+
+    @settings(
+        max_examples=150, database=None, deadline=None, suppress_health_check=list(HealthCheck)
+    )
+    @given(scenarios())
+    def collect(scenario):
+        for call, answer in zip(scenario.calls, scenario.expected, strict=True):
+            attn = call.get("attn")
+            if call["op"] != "step" or not isinstance(attn, list):
+                continue
+            kind = "accepted" if answer["ok"] else "refused"
+            texts[kind] += [w.text for w in attn if isinstance(w, NumberText)]
+
+    hypothesis_seed(7)(collect)()
+    accepted, refused = texts["accepted"], texts["refused"]
+    assert refused and any(not check_weight_literal(float(t)) for t in accepted)
+    assert sum(map(spellings.rounds_apart, accepted)) > 10
+    # A tiny negative that one rounding refuses and two read as -0.0, in some spelling.
+    assert any(t.startswith("-") and spellings.rounds_apart(t) for t in accepted)
+
+
+def test_the_rounding_weights_come_in_every_spelling():
+    from conformance.tools import spelling
+    from conformance.tools.scenarios import ROUNDING_TABLE
+
+    texts = [weight.text for weight in ROUNDING_TABLE]
+    joined = " ".join(texts)
+    for written in ("e-", "E-", "E+", "e+", ".0000000000"):
+        assert written in joined, written
+    assert {"-0", "-0e0", "-0E+5", "-0.000", "-0.0e-3", "-0.0"} <= set(texts)
+    digits = [t for t in texts if t.lstrip("-").isdigit()]
+    assert any(2**53 < int(t) < 2**64 for t in digits) and any(int(t) > 2**64 for t in digits)
+    assert any(len(t.split("e")[0]) > 40 for t in texts)  # many digits
+    assert any(t.startswith("-") and spelling.rounds_apart(t) for t in texts)
+    assert sum(map(spelling.rounds_apart, texts)) > len(texts) // 3
+
+
+# -- campaigns: the working directory, the database, shards --------------------------------------
+
+
+def test_fuzz_writes_nothing_in_the_working_directory(tmp_path):
+    work = tmp_path / "work"
+    work.mkdir()
+    save = tmp_path / "found"
+    for command in (shlex.join(REFERENCE_ARGV), shlex.join(mutant_argv("ties-to-higher-position"))):
+        for protocol in ((), ("--protocol",)):
+            done = subprocess.run(
+                [sys.executable, "-m", "conformance", "fuzz", "--adapter", command, *protocol,
+                 "--seed", "3", "--max-examples", "20", "--max-shrinks", "20", "--save", str(save)],
+                capture_output=True, text=True, timeout=300, cwd=work,
+            )  # fmt: skip
+            assert done.returncode in (0, 1), done.stderr
+            assert list(work.iterdir()) == [], (command, protocol)
+    assert list(save.rglob("*.json"))  # the mutant's finding went where it was told
+
+
+def test_the_database_keeps_a_finding_and_replays_it_first(tmp_path):
+    database = tmp_path / "db"
+    first = fuzz.fuzz(planted("null-advances-ring"), seed=11, max_shrinks=60, database=database)
+    assert first.finding is not None and first.finding.examples_to_find > 1
+    assert [p for p in database.rglob("*") if p.is_file()]  # one file per kept failure
+    # Another seed: the stored failure is replayed before anything is drawn.
+    again = fuzz.fuzz(planted("null-advances-ring"), seed=12, max_shrinks=60, database=database)
+    assert again.finding is not None and again.finding.examples_to_find == 1
+    # A port without the mistake passes them: stored failures are no findings of their own.
+    clean = InProcessAdapter()
+    clean.start()
+    assert fuzz.fuzz(clean, seed=12, max_examples=5, database=database).finding is None
+
+
+def test_a_shard_searches_its_own_seed_and_replays_as_that_seed(tmp_path):
+    assert {fuzz.shard_seed(5, (index, 4)) for index in range(1, 5)} == {20, 21, 22, 23}
+    assert fuzz.shard_seed(5, None) == fuzz.shard_seed(5, (1, 1)) == 5
+    command = shlex.join(mutant_argv("null-advances-ring"))
+    common = ("fuzz", "--adapter", command, "--max-shrinks", "30", "--save")
+    sharded = cli(*common, str(tmp_path / "a"), "--seed", "5", "--shard", "3/4")
+    plain = cli(*common, str(tmp_path / "b"), "--seed", "22")
+    assert sharded.returncode == plain.returncode == 1, sharded.stderr + plain.stderr
+    assert "seed 5, shard 3/4 (search seed 22), up to 400 examples" in sharded.stdout
+    (found,) = (tmp_path / "a").rglob("*.json")
+    (again,) = (tmp_path / "b").rglob("*.json")
+    assert found.name == again.name and found.read_text() == again.read_text()
+    bad = cli("fuzz", "--adapter", command, "--shard", "5/4")
+    assert bad.returncode == 2 and "--shard" in bad.stderr
+    mixed = cli("fuzz", "--adapter", command, "--protocol", "--accept", "null-advances-ring")
+    assert mixed.returncode == 2 and "--accept" in mixed.stderr

@@ -76,7 +76,9 @@ def test_every_area_the_checks_must_cover_has_checks():
         "lone-surrogate-escape", "deep-nesting", "number-beyond-float64", "blank-lines", "crlf",
         "unknown-op", "missing-new-params", "missing-new-seed", "missing-step-pos",
         "missing-step-attn", "unknown-fields-ignored", "params-other-case", "params-extra-name",
-        "victims-empty-list", "judgement-order", "scores-only-when-announced",
+        "victims-empty-list", "judgement-order", "scores-only-when-announced", "id-2-63",
+        "id-above-2-64", "id-below-minus-2-63", "id-below-minus-2-64", "repeated-names-request",
+        "repeated-names-params", "repeated-names-nested",
     ):  # fmt: skip
         assert f"protocol/{name}" in ids
 

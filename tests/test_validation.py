@@ -43,7 +43,10 @@ EXPECTED: dict[str, tuple[str, str]] = {
     "scores-call": ("/calls/5/op", "'scores' is not one of"),
     "integral-float-position": ("/calls/3/pos", "2.0 is not of type 'integer'"),
     "integral-float-refused-position": ("/calls/4/pos", "integral value written with a fraction"),
-    "negative-weight": ("/calls/3/attn/1", "-0.25 is less than the minimum of 0"),
+    "negative-weight": (
+        "/calls/3/attn/1",
+        "-0.25 is less than the minimum of -7.006492321624085e-46",
+    ),
     "weight-not-float32": ("/calls/3/attn/0", "0.1 is not exactly a float32"),
     "weight-not-shortest": ("/calls/3/attn/0", "not in shortest round-trip form"),
     "weight-integer-not-float32": ("/calls/3/attn/0", "16777217 is not exactly a float32"),

@@ -4,7 +4,9 @@ fuzzing scenarios, diagnosing a failure, judging mutants in process).
 
 Requests are protocol v1 requests without ``id`` (as a vector holds them); each is given its
 index as ``id`` and answered by :class:`conformance.adapter.server.Session`, exactly as the
-reference adapter answers it, so refusals come back as refusal responses and nothing is raised.
+reference adapter answers it, so refusals come back as refusal responses and nothing is raised. A
+weight kept as its text (:class:`conformance.spec.protocol.NumberText`) is read as an adapter reads
+it.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from conformance.policy.reference import PolicyFactory, new_policy
+from conformance.spec.protocol import decoded
 
 if TYPE_CHECKING:
     from conformance.adapter.server import Session
@@ -30,4 +33,6 @@ def replay(
         from conformance.adapter.server import Session
 
         session = Session(factory)
-    return [session.handle({**request, "id": index}) for index, request in enumerate(requests)]
+    return [
+        session.handle({**decoded(request), "id": index}) for index, request in enumerate(requests)
+    ]

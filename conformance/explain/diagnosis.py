@@ -82,7 +82,7 @@ def without_scores(vector: Vector, result: Verdict | VectorResult) -> Diagnosis:
 def diagnosis_requests(vector: Vector, call_index: int) -> list[dict[str, Any]]:
     """The replay for a failing evict: the vector up to it, then ``scores``, then the evict."""
     calls = vector.calls[: call_index + 1]
-    requests = [dict(call.request) for call in calls]
+    requests = [call.written_request() for call in calls]  # weights sent as written again
     return [*requests[:-1], {"op": "scores"}, requests[-1]]
 
 

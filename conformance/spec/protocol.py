@@ -9,7 +9,10 @@ answers, and the vector loader. One policy for all of them:
 - no ``NaN``/``Infinity`` tokens;
 - repeated member names: the last counts on the wire (SPEC.md §3.1), refused in vector files;
 - nesting deeper than :data:`MAX_DEPTH` is a decode error, so nothing downstream (a printer, an
-  encoder) ever meets a value too deep to recurse through.
+  encoder) ever meets a value too deep to recurse through;
+- a :class:`NumberText` (a number kept as the text it was written as: a weight such as
+  ``1.0000000596046448`` that is not a float32) is encoded as that text, never re-encoded from
+  its value, and :func:`decoded` turns it into what a JSON reader makes of the text.
 
 The typed layer (:func:`parse_request`, :func:`answer_problem`) states the shape rules that
 decide ``bad-request`` and a protocol error; the shipped schemas under ``schema/protocol/``
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 import enum
 import json
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NoReturn
@@ -79,6 +83,7 @@ _NO_DUPLICATES = json.JSONDecoder(
     parse_constant=refuse_constant, object_pairs_hook=_refuse_duplicates
 )
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+_UNICODE_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False, ensure_ascii=False)
 
 Duplicates = Literal["last", "refuse"]
 
@@ -88,14 +93,15 @@ def decode(
     *,
     duplicates: Duplicates = "last",
     parse_float: Any = None,
+    parse_int: Any = None,
     max_depth: int = MAX_DEPTH,
 ) -> Any:
     """Parse one strict JSON text (see the module docstring); raise :class:`DecodeError`.
 
     Bytes are decoded as UTF-8 here: ``json.loads`` would guess UTF-16 or UTF-32 from the first
     bytes. ``parse_float`` replaces ``float`` for float literals (the validator keeps their text).
-    ``max_depth`` lowers the nesting limit for a text that will sit inside another (a vector
-    file's call line sits two levels down).
+    ``parse_int`` likewise for integer literals. ``max_depth`` lowers the nesting limit for a
+    text that will sit inside another (a vector file's call line sits two levels down).
     """
     if isinstance(data, bytes | bytearray | memoryview):
         try:
@@ -104,10 +110,11 @@ def decode(
             raise DecodeError(f"not UTF-8 ({error.reason} at byte {error.start})") from None
     else:
         text = data
-    if parse_float is not None or duplicates != "last":
+    if parse_float is not None or parse_int is not None or duplicates != "last":
         decoder = json.JSONDecoder(
             parse_constant=refuse_constant,
             parse_float=parse_float,
+            parse_int=parse_int,
             object_pairs_hook=_refuse_duplicates if duplicates == "refuse" else None,
         )
     else:
@@ -127,10 +134,20 @@ def decode(
 
 
 def decode_strict_file(
-    text: bytes | str, *, parse_float: Any = None, max_depth: int = MAX_DEPTH
+    text: bytes | str,
+    *,
+    parse_float: Any = None,
+    parse_int: Any = None,
+    max_depth: int = MAX_DEPTH,
 ) -> Any:
     """A vector file's JSON: :func:`decode` with repeated member names refused."""
-    return decode(text, duplicates="refuse", parse_float=parse_float, max_depth=max_depth)
+    return decode(
+        text,
+        duplicates="refuse",
+        parse_float=parse_float,
+        parse_int=parse_int,
+        max_depth=max_depth,
+    )
 
 
 def nesting_depth(value: Any) -> int:
@@ -148,9 +165,111 @@ def nesting_depth(value: Any) -> int:
     return deepest
 
 
+#: A JSON number (RFC 8259 §6), and an integer literal among them.
+_NUMBER = re.compile(r"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"-?(?:0|[1-9][0-9]*)")
+
+
+class NumberText(float):
+    """A JSON number kept as the text it was written as (``"1.0000000596046448"``, ``"-0"``,
+    ``"18446744073709551617"``, ``"7.0064923216240854e-46"``).
+
+    As a float it is the nearest float64 to the text (``float(text)`` rounds correctly): the
+    first of the two roundings SPEC.md §2.3 applies to a weight, so its value is what every
+    conforming reader computes first. Encoding writes :attr:`text` itself, so a weight chosen
+    for how its decimal rounds reaches an adapter as written. Only requests built in memory
+    (builders, the fuzzer) hold one; :func:`decoded` gives what a JSON reader makes of them.
+    """
+
+    text: str
+
+    def __new__(cls, text: str) -> NumberText:
+        if not isinstance(text, str) or _NUMBER.fullmatch(text) is None:
+            raise ValueError(f"not a JSON number: {text!r}")
+        value = super().__new__(cls, text)
+        value.text = text
+        return value
+
+    def __reduce__(self) -> tuple[Any, tuple[str]]:
+        return NumberText, (self.text,)
+
+    def __repr__(self) -> str:
+        return f"NumberText({self.text!r})"
+
+    def decoded(self) -> int | float:
+        """The value a JSON reader gives for the text: an int for an integer literal (Python
+        keeps every digit), else the nearest float64."""
+        return int(self.text) if _INTEGER.fullmatch(self.text) else float(self)
+
+
+def holds_text(message: Mapping[str, Any]) -> bool:
+    """Whether ``message`` holds a :class:`NumberText` in a field, or directly inside a list or
+    object that is a field's value (a step's ``attn``, ``params``): where requests hold them."""
+    for value in message.values():
+        kind = type(value)
+        if kind is NumberText:
+            return True
+        if kind is list and NumberText in map(type, value):
+            return True
+        if kind is dict and NumberText in map(type, value.values()):
+            return True
+    return False
+
+
+def decoded(message: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``message`` as an adapter reads it once it is encoded: every :class:`NumberText` where
+    :func:`holds_text` looks replaced by its decoded value (the message itself if it holds
+    none). Requests reach a policy in process through this, so no policy meets a NumberText."""
+    if not holds_text(message):
+        return message
+
+    def plain(value: Any) -> Any:
+        kind = type(value)
+        if kind is NumberText:
+            return value.decoded()
+        if kind is list:
+            return [item.decoded() if type(item) is NumberText else item for item in value]
+        if kind is dict:
+            return {
+                key: item.decoded() if type(item) is NumberText else item
+                for key, item in value.items()
+            }
+        return value
+
+    return {key: plain(value) for key, value in message.items()}
+
+
+def dumps(value: Any, *, ensure_ascii: bool = True) -> str:
+    """Compact strict JSON text of ``value``, every :class:`NumberText` written as its text."""
+    encoder = _ENCODER if ensure_ascii else _UNICODE_ENCODER
+    if type(value) is dict and not holds_text(value):
+        return encoder.encode(value)
+    return _text_of(value, encoder)
+
+
+def _text_of(value: Any, encoder: json.JSONEncoder) -> str:
+    kind = type(value)
+    if kind is NumberText:
+        return str(value.text)
+    if kind is dict:
+        members = (
+            f"{encoder.encode(key)}:{_text_of(item, encoder)}" for key, item in value.items()
+        )
+        return "{" + ",".join(members) + "}"
+    if kind is list or kind is tuple:
+        if NumberText not in map(type, value) and not any(
+            isinstance(item, list | tuple | dict) for item in value
+        ):
+            return encoder.encode(value)
+        return "[" + ",".join(_text_of(item, encoder) for item in value) + "]"
+    return encoder.encode(value)
+
+
 def encode(message: Mapping[str, Any]) -> bytes:
-    """One message line: compact JSON, shortest round-trip floats, a trailing newline."""
-    return _ENCODER.encode(message).encode() + b"\n"
+    """One message line: compact JSON, shortest round-trip floats (a :class:`NumberText` as its
+    text), a trailing newline."""
+    text = _text_of(message, _ENCODER) if holds_text(message) else _ENCODER.encode(message)
+    return text.encode() + b"\n"
 
 
 def encode_body(request: Mapping[str, Any]) -> bytes:

@@ -5,7 +5,7 @@ the first lines of a file in the canonical layout, :func:`conformance.suite.vect
 so that ``-k``, shards and suite order are decided before anything is parsed, in memory
 proportional to the number of files. :func:`read_for_run` then reads one file when its turn
 comes: the calls' fields that judging needs are parsed, and each request line is kept as the
-exact bytes to send.
+exact bytes to send (a refused call's line less its ``expect``).
 A step's attention weights, most of a suite's bytes, are checked to be one JSON array of
 numbers (by a regular expression over the text) and never turned into floats; only a scores
 diagnosis needs them, and it reads the file again (:meth:`SuiteEntry.load`).
@@ -37,6 +37,7 @@ from conformance.suite.vectors import (
     is_protocol_check_head,
     iter_vector_files,
     load_vector,
+    without_expect,
 )
 from conformance.transport.session import Prepared
 
@@ -220,6 +221,9 @@ def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:
         return Call(request), line[1:] + b"\n", raw
     if request == {"op": "evict"}:
         return Call(request, raw["expect"]), _EVICT, raw
-    from conformance.transport.session import encode_body
+    sent = without_expect(line)  # a refused call's weights are sent as written too
+    if sent is None:
+        from conformance.transport.session import encode_body
 
-    return Call(request, raw["expect"]), encode_body(request), raw
+        sent = encode_body(request)
+    return Call(request, raw["expect"]), sent, raw

@@ -20,9 +20,20 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.errors import KitError
-from conformance.spec.protocol import MAX_DEPTH, DecodeError, decode_strict_file, encode_body
+from conformance.spec.protocol import (
+    MAX_DEPTH,
+    DecodeError,
+    NumberText,
+    decode,
+    decode_strict_file,
+    dumps,
+    encode_body,
+)
 
 FORMAT = "snapkv-vector/1"
+#: The tag of a vector whose weights need not be float32 values (SPEC.md §4.3): they are chosen
+#: for how their decimals round, and sent exactly as written.
+DOUBLE_ROUNDING = "double-rounding"
 #: The ops a vector may record (``hello`` and ``bye`` belong to the session, ``scores`` to
 #: diagnosis: SPEC.md §4.2).
 VECTOR_OPS = ("new", "step", "evict")
@@ -49,8 +60,9 @@ class Call:
 
     request: Mapping[str, Any]
     expect: Mapping[str, Any] | None = None
-    #: The call's line in its file (``expect`` included), when the file has the canonical
-    #: layout: exactly the text ``request`` and ``expect`` were parsed from.
+    #: The call's line (``expect`` included): in a file of the canonical layout exactly the
+    #: text ``request`` and ``expect`` were parsed from; in a file of another layout the call
+    #: written compactly with its numbers as the file writes them.
     line: bytes | None = field(default=None, compare=False, repr=False)
 
     @property
@@ -71,14 +83,34 @@ class Call:
             data["expect"] = dict(self.expect)
         return data
 
+    def written_request(self) -> dict[str, Any]:
+        """``request`` with the weights of ``attn`` as the line writes them
+        (:class:`~conformance.spec.protocol.NumberText`): encoded again, it sends them as
+        written."""
+        data = dict(self.request)
+        if self.line is not None and isinstance(data.get("attn"), list):
+            written = decode(self.line, parse_float=NumberText, parse_int=NumberText)
+            data["attn"] = written["attn"]
+        return data
+
+    def as_written(self) -> dict[str, Any]:
+        """:meth:`to_json` with the weights as written (:meth:`written_request`)."""
+        data = self.written_request()
+        if self.expect is not None:
+            data["expect"] = dict(self.expect)
+        return data
+
     def body(self) -> bytes:
         """The request as sent, without its opening brace and id (``"op":...}\\n``).
 
-        A call without ``expect`` is its file line as it is (weights verbatim, never parsed
-        and re-encoded); an ``evict`` is the fixed text; anything else is encoded.
+        A call is its file line as it is, less its ``expect`` (weights verbatim, never parsed
+        and re-encoded: SPEC.md §4.3); an ``evict`` is the fixed text; anything else is encoded
+        (a :class:`~conformance.spec.protocol.NumberText` as its text).
         """
-        if self.line is not None and self.expect is None:
-            return self.line[1:] + b"\n"
+        if self.line is not None:
+            sent = self.line[1:] + b"\n" if self.expect is None else without_expect(self.line)
+            if sent is not None:
+                return sent
         if len(self.request) == 1 and self.request.get("op") == "evict":
             return _EVICT_BODY
         return encode_body(self.request)
@@ -158,14 +190,36 @@ def dumps_vector(vector: Vector) -> str:
     diff of two suites shows the calls that changed and a person can read a vector top down.
     """
     data = vector.to_json()
-    calls = data.pop("calls")
+    calls = [call.as_written() for call in vector.calls]
+    del data["calls"]
     lines = [f"  {json.dumps(key)}: {_compact(value)}," for key, value in data.items()]
     body = ",\n".join(f"    {_compact(call)}" for call in calls)
     return "{\n" + "\n".join(lines) + '\n  "calls": [\n' + body + "\n  ]\n}\n"
 
 
 def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    return dumps(value, ensure_ascii=False)
+
+
+def without_expect(line: bytes) -> bytes | None:
+    """A call line's request as sent (``"op":...}\\n``): the line less its ``expect`` member,
+    when that member is the line's last, written as :func:`dumps_vector` writes it; else None.
+
+    ``,"expect":{`` cannot occur inside a JSON string (a quote there is escaped), so the last
+    occurrence is a member name; it is the call's own when the text after it is exactly one
+    object and the brace that closes the call.
+    """
+    start = line.rfind(b',"expect":{')
+    if start < 0 or not line.endswith(b"}}"):
+        return None
+    member = line[start + 10 : -1]
+    try:
+        expect = json.loads(member)
+    except ValueError:
+        return None
+    if not isinstance(expect, dict) or _compact(expect).encode() != member:
+        return None
+    return line[1:start] + b"}\n"
 
 
 _EVICT_BODY = b'"op":"evict"}\n'
@@ -188,7 +242,26 @@ class Document:
         """The usable vector; raise the first problem if there is one."""
         if self.problems:
             raise self.problems[0]
-        return Vector.from_json(self.data, self.path, self.lines)
+        lines = self.lines if self.lines is not None else self._lines_as_written()
+        return Vector.from_json(self.data, self.path, lines)
+
+    def _lines_as_written(self) -> list[bytes] | None:
+        """For a file of another layout: each call on a line of its own, its numbers written
+        as the file writes them and its ``expect`` last (what :meth:`Call.body` sends)."""
+        if self.raw is None:
+            return None
+        number = NumberText  # every number keeps its text: -0, 1e0 and 10^39 stay as written
+        written = decode_strict_file(self.raw, parse_float=number, parse_int=number)
+        calls = written.get("calls") if isinstance(written, dict) else None
+        if not isinstance(calls, list) or not all(isinstance(call, dict) for call in calls):
+            return None
+        lines = []
+        for call in calls:
+            request = {key: value for key, value in call.items() if key != "expect"}
+            if "expect" in call:
+                request["expect"] = call["expect"]
+            lines.append(_compact(request).encode("utf-8", "surrogatepass"))
+        return lines
 
 
 def read_document(path: str | Path) -> Document:

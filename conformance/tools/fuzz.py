@@ -9,15 +9,20 @@ then shrunk to a minimal one, and :func:`difference_vector` turns it into a sche
 whose expectations are the reference's answers, so that ``snapkv-conformance run`` fails on the
 port for the same reason.
 
-Runs are deterministic for a given seed and adapter: the example database is off and the
-random source is seeded.
+Runs are deterministic for a given seed and adapter: the random source is seeded, and the
+example database is off unless one is named (:func:`example_database`: a directory, which a CI
+cache can carry from run to run and which merges by copying). Nothing is written in the working
+directory: hypothesis's own caches go to a temporary directory (:func:`hypothesis_storage`).
+A campaign spread over N CI jobs gives each its shard of the search (:func:`shard_seed`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+import tempfile
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, cast
@@ -25,11 +30,13 @@ from typing import Any, Protocol, cast
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky
 
 from conformance.adapter.server import PolicyFactory
 from conformance.policy.reference import new_policy
-from conformance.suite.vectors import Vector, dumps_vector
+from conformance.spec.protocol import dumps, holds_text
+from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
 from conformance.tools.scenarios import Scenario, play, replay
 
 DEFAULT_MAX_EXAMPLES = 400
@@ -168,6 +175,95 @@ def _size(scenario: Scenario) -> tuple[int, int]:
     return len(scenario.calls), len(json.dumps(scenario.calls))
 
 
+# -- campaigns: hypothesis's files, the example database, shards -----------------------------
+
+
+@contextlib.contextmanager
+def hypothesis_storage() -> Iterator[None]:
+    """Run hypothesis with its home directory (where it caches what it learns of the code,
+    ``.hypothesis/`` in the working directory by default) in a temporary directory, removed
+    afterwards, so that fuzzing leaves nothing behind but what it was told to write."""
+    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
+
+    previous = storage_directory(intent_to_write=False).home_directory
+    with tempfile.TemporaryDirectory(prefix="snapkv-fuzz-") as home:
+        set_hypothesis_home_dir(home)
+        try:
+            yield
+        finally:
+            set_hypothesis_home_dir(previous)
+
+
+class CampaignDatabase(ExampleDatabase):
+    """Hypothesis's example database in the directory ``path`` (created if missing):
+    every failing example found is kept there, and a later run replays those first. One file
+    per example, named by hashes, so the databases of several machines merge by copying their
+    directories into one. Saves stop once a run is stopping: the example drawn only to stop
+    hypothesis is no finding."""
+
+    def __init__(self, path: str | Path) -> None:
+        super().__init__()
+        self.directory = DirectoryBasedExampleDatabase(str(path))
+        self.stopping = False
+
+    def save(self, key: bytes, value: bytes) -> None:
+        if not self.stopping:
+            self.directory.save(key, value)
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        return self.directory.fetch(key)
+
+    def delete(self, key: bytes, value: bytes) -> None:
+        self.directory.delete(key, value)
+
+    def move(self, src: bytes, dest: bytes, value: bytes) -> None:
+        if not self.stopping:
+            self.directory.move(src, dest, value)
+
+
+def example_database(path: str | Path | None) -> CampaignDatabase | None:
+    """The run's example database: the directory ``path``, or none at all."""
+    return CampaignDatabase(path) if path is not None else None
+
+
+def shard_seed(seed: int, shard: tuple[int, int] | None) -> int:
+    """The random seed shard ``I/N`` of a campaign with seed ``seed`` searches with:
+    ``seed * N + I - 1``. The N shards of one seed search with N different seeds (and no two
+    campaign seeds share one), so N jobs explore N different parts of the space; shard 1/1 is
+    the campaign seed itself."""
+    if shard is None:
+        return seed
+    index, count = shard
+    return seed * count + index - 1
+
+
+def search_settings(max_examples: int, database: CampaignDatabase | None) -> settings:
+    """Hypothesis's settings for a fuzzing run: quiet, no deadline, no health checks, and
+    stored failures replayed first when there is a database."""
+    phases = (Phase.generate, Phase.shrink)
+    return settings(
+        max_examples=max_examples,
+        database=database,
+        deadline=None,
+        derandomize=False,
+        phases=(Phase.reuse, *phases) if database is not None else phases,
+        report_multiple_bugs=False,
+        suppress_health_check=list(HealthCheck),
+        verbosity=Verbosity.quiet,
+        print_blob=False,
+    )
+
+
+def seeded(
+    function: Callable[[st.DataObject], None], seed: int, run_settings: settings
+) -> Callable[[], None]:
+    """``function`` as a hypothesis test drawing from ``st.data()``, its random source seeded
+    with ``seed``, run under ``run_settings``. (``@seed`` turns the example database off, so
+    it goes under ``@given`` and the settings over both.)"""
+    test: Callable[[], None] = run_settings(given(st.data())(hypothesis_seed(seed)(function)))
+    return test
+
+
 class _Search:
     """The state of one fuzzing run, shared by the hypothesis test and :func:`fuzz`."""
 
@@ -178,17 +274,27 @@ class _Search:
         max_shrinks: int,
         progress: Progress | None,
         reference: PolicyFactory = new_policy,
+        database: CampaignDatabase | None = None,
     ) -> None:
         self.target = target
         self.max_examples = max_examples
         self.reference = reference
         self.max_shrinks = max_shrinks
         self.progress = progress
+        self.database = database
         self.run = 0
         self.found_at = 0
         self.best: tuple[Scenario, Difference] | None = None
 
     def check(self, data: st.DataObject) -> None:
+        try:
+            self._check(data)
+        except (_ShrinkBudgetSpent, AdapterLost):
+            if self.database is not None:
+                self.database.stopping = True  # a stop, not a finding: nothing to keep
+            raise
+
+    def _check(self, data: st.DataObject) -> None:
         # Hypothesis may draw a few more examples than max_examples (it does not count some);
         # stopping here keeps "up to N examples" true.
         over_budget = not self.found_at and self.run >= self.max_examples
@@ -241,6 +347,7 @@ def fuzz(
     max_shrinks: int = DEFAULT_MAX_SHRINKS,
     progress: Progress | None = None,
     reference: PolicyFactory = new_policy,
+    database: str | Path | None = None,
 ) -> FuzzResult:
     """Fuzz ``target`` (an adapter already started) against the reference; shrink and return
     the first difference found.
@@ -252,27 +359,20 @@ def fuzz(
 
     ``reference`` answers the scenarios instead of the reference policy: a catalogued mistake
     the port is known to make (see :func:`accepting`), so that the next, different mistake is
-    found rather than the known one again.
+    found rather than the known one again. ``database`` is a directory of hypothesis's example
+    database (:func:`example_database`): failures kept there by earlier runs are tried first,
+    and this run's are added.
     """
-    search = _Search(target, max_examples, max_shrinks, progress, reference)
+    examples = example_database(database)
+    search = _Search(target, max_examples, max_shrinks, progress, reference, examples)
 
-    @settings(
-        max_examples=max_examples,
-        database=None,  # no example database: a run depends on its seed alone
-        deadline=None,
-        derandomize=False,
-        phases=(Phase.generate, Phase.shrink),
-        report_multiple_bugs=False,
-        suppress_health_check=list(HealthCheck),
-        verbosity=Verbosity.quiet,
-        print_blob=False,
-    )
-    @given(st.data())
-    def check(data: st.DataObject) -> None:
+    # The function's name is part of hypothesis's database key: vectors, not protocol lines.
+    def vector_scenarios(data: st.DataObject) -> None:
         search.check(data)
 
     try:
-        hypothesis_seed(seed)(check)()
+        with hypothesis_storage():
+            seeded(vector_scenarios, seed, search_settings(max_examples, examples))()
     except (_DifferenceFound, _ShrinkBudgetSpent):
         pass
     except Flaky as error:
@@ -280,6 +380,7 @@ def fuzz(
     result = search.result()
     if result.finding is not None:
         finding = _without_leading_new(result.finding, target, reference)
+        finding = _without_needless_calls(finding, target, reference)
         result = FuzzResult(result.examples, finding)
     return result
 
@@ -324,6 +425,39 @@ def _without_leading_new(
         )
 
 
+#: Calls the last shrinking pass tries to drop, at most (each try replays the scenario).
+MAX_CALL_DROPS = 60
+
+
+def _without_needless_calls(
+    finding: Finding, target: Target, reference: PolicyFactory = new_policy
+) -> Finding:
+    """Drop each call (but the first ``new``) whose removal keeps a difference, last to first,
+    cutting the scenario after its first difference each time.
+
+    Hypothesis shrinks the drawn actions, and a call depends on the state the calls before it
+    left; once it is done the calls are plain requests that can go one at a time, the
+    reference answering what remains (a call left out of order is then refused, as a vector
+    would expect). Tries at most :data:`MAX_CALL_DROPS` removals."""
+    index = finding.difference.call_index - 1
+    tries = 0
+    while index >= 1 and tries < MAX_CALL_DROPS:
+        calls = finding.scenario.calls[: finding.difference.call_index + 1]
+        shorter = replay(calls[:index] + calls[index + 1 :], reference)
+        difference = differential(shorter, target)
+        tries += 1
+        if difference is not None:
+            kept = replay(shorter.calls[: difference.call_index + 1], reference)
+            finding = Finding(kept, difference, finding.examples_to_find, finding.shrink_attempts)
+        index -= 1
+    return Finding(
+        finding.scenario,
+        finding.difference,
+        finding.examples_to_find,
+        finding.shrink_attempts + tries,
+    )
+
+
 # -- saving a finding as a vector --------------------------------------------------------------
 
 #: The "Catches:" half of a finding's description, as the findings builder also writes it.
@@ -338,6 +472,9 @@ def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
 
     scenario, difference = finding.scenario, finding.difference
     last = difference.call_index + 1
+    # Weights kept as their text (not float32 values, or spelled other than the shortest way)
+    # are valid in a call that must succeed only under this tag (SPEC.md §4.3).
+    texts = any(holds_text(call) for call in scenario.calls[:last])
     draft = Draft(
         "fuzz/" + _digest(scenario.calls[:last]),
         pins=(
@@ -345,7 +482,7 @@ def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
             f"{difference.describe(scenario)}."
         ),
         catches=CATCHES,
-        tags=(FUZZ_TAG,),
+        tags=(FUZZ_TAG, DOUBLE_ROUNDING) if texts else (FUZZ_TAG,),
         params=scenario.params,
         seed=scenario.seed,
     )
@@ -356,8 +493,8 @@ def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
 
 
 def _digest(calls: Sequence[dict[str, Any]]) -> str:
-    text = json.dumps(list(calls), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(text.encode()).hexdigest()[:12]
+    text = "\n".join(dumps(dict(sorted(call.items()))) for call in calls)  # weights as written
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:12]
 
 
 def save_vector(vector: Vector, directory: str | Path) -> Path:

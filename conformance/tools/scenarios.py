@@ -4,8 +4,11 @@ A scenario is a ``new`` followed by steps, evictions, re-constructions and refus
 so that the cases where ports go wrong come up early: small budgets, ``recentWindow`` 0, short
 observation windows that wrap, odd kernels 1..9 and occasionally ``2^31 - 1``, null steps, gaps
 between positions, several steps between evictions, every kind of refusal a vector can record,
-and float32 weights chosen so that ties are common and summation order changes sums (huge with
-tiny, ``2^24`` with ``1.0``, ``-0.0``, subnormals).
+float32 weights chosen so that ties are common and summation order changes sums (huge with
+tiny, ``2^24`` with ``1.0``, ``-0.0``, subnormals), and weights that are not float32 values,
+next to float32 halfway points and spelled every way JSON allows
+(:class:`~conformance.spec.protocol.NumberText`, sent as written), where reading a decimal once and
+twice part.
 
 Actions are drawn independently of the policy's state and only *materialised* into requests
 against a reference session. That keeps hypothesis's shrinking effective: deleting an action
@@ -31,6 +34,8 @@ from conformance.policy.reference import (
     float32_literal,
     new_policy,
 )
+from conformance.spec.protocol import NumberText, decoded
+from conformance.tools import spelling
 
 #: Weights chosen for what they do to a sum or a comparison; every one is an exact float32.
 SPECIAL_WEIGHTS: tuple[float, ...] = (
@@ -55,8 +60,22 @@ SPECIAL_WEIGHTS: tuple[float, ...] = (
     0.25,
 )
 
-#: Refused weights; each narrows to a negative or infinite float32 (never to ``-0.0``).
-BAD_WEIGHTS: tuple[Any, ...] = (-1.0, -(2.0**-149), 3.5e38, 1e39, -FLOAT32_MAX, 2**128)
+#: Refused weights; each narrows to a negative or infinite float32 (never to ``-0.0``). The
+#: texts are refused by the double rounding of SPEC.md §2.3 and accepted by a single rounding
+#: straight to float32 (the halfway point to 2^128, and an integer one below it), or spelled
+#: as few readers expect.
+BAD_WEIGHTS: tuple[Any, ...] = (
+    -1.0,
+    -(2.0**-149),
+    3.5e38,
+    1e39,
+    -FLOAT32_MAX,
+    2**128,
+    NumberText("3.4028235677973366e+38"),
+    NumberText(str(2**128 - 2**103 - 1)),
+    NumberText("-1.401298464324817E-45"),
+    NumberText("1E+39"),
+)
 #: Things that are not numbers inside an attention list.
 NOT_NUMBERS: tuple[Any, ...] = ("1", True, None, [1.0], {})
 #: An ``attn`` that is neither null nor a list.
@@ -189,7 +208,74 @@ WIDE_WEIGHTS = st.builds(
 )
 # Zeros and ones twice: ties come from equal weights. An index past the table draws any float32.
 _WEIGHT_TABLE = (0.0, 1.0, 0.0, 1.0, 2.0, 3.0, 4.0, *SPECIAL_WEIGHTS)
-_WEIGHT_INDEX = st.integers(0, len(_WEIGHT_TABLE) + 2)
+#: Past the table: two chances in the index of any float32, two of a rounding weight.
+_WEIGHT_INDEX = st.integers(0, len(_WEIGHT_TABLE) + 3)
+
+#: Float32 values whose halfway point to the next float32 up a rounding weight sits at: where
+#: ties are common (0, 1), the subnormal and normal boundaries, exact integers past 2^24, 2^53,
+#: 2^60 and 2^64, and the float32 maximum (whose halfway point is the overflow threshold).
+HALFWAY_BASES: tuple[float, ...] = (
+    1.0,
+    0.0,
+    1.0 + 2.0**-23,
+    0.5,
+    2.0**-149,
+    2.0**-126 - 2.0**-149,
+    2.0**24,
+    2.0**53,
+    2.0**60,
+    2.0**64,
+    3.0,
+    FLOAT32_MAX,
+)
+_WHERE = ("shortest", "above", "below", "exact", "negative")
+#: Tiny negatives that read as -0.0: zero, within -2^-150 (read so once or twice), a hair
+#: beyond it (-2^-149 if read once).
+_NEGATIVE_ZEROS = ("-0.0", "-7.006492321624085e-46", "-7.0064923216240854e-46")
+
+
+def rounding_text(base: float, where: str, style: int) -> str:
+    """A decimal at the halfway point above the float32 ``base`` (``where``: its shortest
+    float64 form, a hair above or below it, exactly on it, or a negative zero), spelled by
+    :func:`conformance.tools.spelling.respell` ``style``."""
+    halfway = spelling.halfway_above(base)
+    if where == "shortest":
+        text = repr(float(halfway))
+    elif where == "exact":
+        text = spelling.exact_text(halfway)
+    elif where == "negative":
+        text = _NEGATIVE_ZEROS[HALFWAY_BASES.index(base) % len(_NEGATIVE_ZEROS)]
+    else:
+        text = spelling.nudged(halfway, 1 if where == "above" else -1, (20, 40)[style % 2])
+    return spelling.respell(text, style)
+
+
+#: Every (base, where, style) of :func:`rounding_text`, first ``1.0000000596046448``. Drawn by
+#: one index: a weight drawn with several choices made the fuzzer slower to find summation
+#: mistakes, whose duels draw nothing from here (bench_fuzz.py measures it).
+ROUNDING_TABLE: tuple[NumberText, ...] = tuple(
+    NumberText(rounding_text(base, where, style))
+    for base in HALFWAY_BASES
+    for where in _WHERE
+    for style in range(6)
+)
+_ROUNDING_INDEX = st.integers(0, len(ROUNDING_TABLE))
+
+
+@st.composite
+def _rounding_weight(draw: st.DrawFn) -> NumberText:
+    """A weight that is not a float32, next to a float32 halfway point, in some spelling
+    (exponents, many digits, ``-0``, integer literals): where reading it once and twice part
+    (SPEC.md §2.3). Mostly accepted; a negative one is accepted only when it reads as -0.0.
+    One index past the table: a random float32's halfway point, a hair above it."""
+    index = draw(_ROUNDING_INDEX)
+    if index < len(ROUNDING_TABLE):
+        return ROUNDING_TABLE[index]
+    halfway = spelling.halfway_above(draw(_ANY_FLOAT32))
+    return NumberText(spelling.respell(spelling.nudged(halfway, 1), draw(_integers(0, 5))))
+
+
+ROUNDING_WEIGHTS = _rounding_weight()
 
 
 @st.composite
@@ -197,7 +283,9 @@ def _weight(draw: st.DrawFn) -> float:
     # One draw per weight in most cases: weights are most of what is drawn, and every draw
     # costs (generation is the fuzzer's main expense, not the adapter).
     index = draw(_WEIGHT_INDEX)
-    return _WEIGHT_TABLE[index] if index < len(_WEIGHT_TABLE) else draw(_ANY_FLOAT32)
+    if index < len(_WEIGHT_TABLE):
+        return _WEIGHT_TABLE[index]
+    return draw(_ANY_FLOAT32) if index < len(_WEIGHT_TABLE) + 2 else draw(ROUNDING_WEIGHTS)
 
 
 #: One exact float32 weight, mostly from :data:`SPECIAL_WEIGHTS` or small integers.
@@ -396,7 +484,7 @@ def _without_id(response: dict[str, Any]) -> dict[str, Any]:
 
 
 def _answer(session: Session, request: dict[str, Any]) -> dict[str, Any]:
-    response = session.handle({"id": 0, **request})
+    response = session.handle({"id": 0, **decoded(request)})
     del response["id"]
     return response
 

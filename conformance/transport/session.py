@@ -32,7 +32,13 @@ from typing import Any, Self
 
 from conformance.spec import protocol
 from conformance.spec.errors import KitError
-from conformance.spec.protocol import PROTOCOL_VERSION, decode, parse_hello_answer, validate_message
+from conformance.spec.protocol import (
+    PROTOCOL_VERSION,
+    decode,
+    decoded,
+    parse_hello_answer,
+    validate_message,
+)
 from conformance.spec.text import json_text
 from conformance.transport import pipes, process
 
@@ -697,7 +703,8 @@ class InProcessAdapter(_Adapter):
         for index, request in enumerate(prepared.requests if self._session else ()):
             try:
                 # answer, not handle: a policy's exception must surface here as a crash
-                answer = self._session.answer({**request, "id": ticket.first + index})
+                message = {**decoded(request), "id": ticket.first + index}
+                answer = self._session.answer(message)
                 answers.append(decode(encode(answer)))
             except Exception as error:  # a mutant's bug: a real process would die here
                 self._session, self._crashed = None, True

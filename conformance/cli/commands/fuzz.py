@@ -1,8 +1,11 @@
 """``snapkv-conformance fuzz``: differential fuzzing of a port against the reference.
 
-Exit status: 0 when no difference was found, 1 when one was (it is saved as a vector and the
-command to replay it is printed), 2 for a usage error or an adapter that cannot start, shake
-hands or be restarted.
+By default policy call sequences, shrunk to a vector; with ``--protocol`` raw request lines,
+each session in a fresh adapter process, shrunk to a protocol check.
+
+Exit status: 0 when no difference was found, 1 when one was (it is saved as a vector or a
+protocol check and the command to replay it is printed), 2 for a usage error or an adapter that
+cannot start, shake hands or be restarted.
 """
 
 from __future__ import annotations
@@ -14,7 +17,6 @@ import sys
 from typing import IO
 
 from conformance.cli.commands._options import (
-    add_count,
     add_required_adapter,
     add_timeout,
     int_at_least,
@@ -29,19 +31,30 @@ DEFAULT_SAVE = "snapkv-fuzz-failures"
 
 def configure(parser: argparse.ArgumentParser) -> None:
     from conformance.tools.fuzz import DEFAULT_MAX_EXAMPLES, DEFAULT_MAX_SHRINKS
+    from conformance.tools.protocol_fuzz import DEFAULT_MAX_SESSIONS
+    from conformance.tools.protocol_fuzz import DEFAULT_MAX_SHRINKS as PROTOCOL_SHRINKS
 
     add_required_adapter(parser)
-    add_count(
-        parser,
-        "--max-examples",
-        DEFAULT_MAX_EXAMPLES,
-        f"scenarios to try before giving up (default {DEFAULT_MAX_EXAMPLES})",
+    parser.add_argument(
+        "--protocol",
+        action="store_true",
+        help="fuzz the protocol layer: raw request lines (numbers of every spelling, ids of "
+        "every size, repeated names, escapes, whitespace, extra fields, unknown ops), each "
+        "session in a fresh adapter process; a difference is saved as a protocol check",
     )
-    add_count(
-        parser,
+    parser.add_argument(
+        "--max-examples",
+        type=int_at_least(1),
+        metavar="N",
+        help=f"scenarios to try before giving up (default {DEFAULT_MAX_EXAMPLES}; with "
+        f"--protocol, sessions, default {DEFAULT_MAX_SESSIONS})",
+    )
+    parser.add_argument(
         "--max-shrinks",
-        DEFAULT_MAX_SHRINKS,
-        f"scenarios to run while shrinking a difference (default {DEFAULT_MAX_SHRINKS})",
+        type=int_at_least(1),
+        metavar="N",
+        help=f"runs while shrinking a difference (default {DEFAULT_MAX_SHRINKS}; with "
+        f"--protocol, {PROTOCOL_SHRINKS})",
     )
     parser.add_argument(
         "--seed",
@@ -57,6 +70,20 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help=f"where to write the failing vector, as DIR/<id>.json (default ./{DEFAULT_SAVE})",
     )
     parser.add_argument(
+        "--database",
+        metavar="DIR",
+        help="keep hypothesis's example database in DIR (created if missing): failures found "
+        "there by earlier runs are tried first, and this run's are added. A directory a CI "
+        "cache can carry; the databases of several jobs merge by copying. Default: none, and "
+        "nothing is written but the saved finding",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="search shard I of N (1 <= I <= N) of the campaign with this --seed: N jobs "
+        "given the same seed and --shard 1/N ... N/N search N different parts of the space",
+    )
+    parser.add_argument(
         "--accept",
         action="append",
         default=[],
@@ -70,16 +97,17 @@ def configure(parser: argparse.ArgumentParser) -> None:
 class FuzzProgress:
     """``fuzz: N examples`` rewritten in place on a terminal; silent elsewhere."""
 
-    def __init__(self, stream: IO[str]) -> None:
+    def __init__(self, stream: IO[str], unit: str = "examples") -> None:
         from conformance.report.terminal import StatusLine
 
         self.line = StatusLine(stream)
         self.enabled = self.line.enabled
+        self.unit = unit
 
     def __call__(self, examples: int, shrinks: int | None) -> None:
-        text = f"fuzz: {examples} examples, no difference"
+        text = f"fuzz: {examples} {self.unit}, no difference"
         if shrinks is not None:
-            text = f"fuzz: difference found after {examples} examples; shrinking ({shrinks})"
+            text = f"fuzz: difference found after {examples} {self.unit}; shrinking ({shrinks})"
         self.line.show(text)
 
     def finish(self) -> None:
@@ -91,6 +119,7 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.suite.discovery import parse_shard
     from conformance.suite.vectors import dumps_vector
     from conformance.tools import fuzz
     from conformance.transport.session import AdapterProcess, AdapterStartError
@@ -102,8 +131,16 @@ def run(args: argparse.Namespace) -> int:
     if not argv:
         return _error("--adapter is empty")
     problem = output_problem("--save", args.save, directory=True)
+    if problem is None and args.database is not None:
+        problem = output_problem("--database", args.database, directory=True)
     if problem is not None:
         return _error(problem)
+    try:
+        shard = parse_shard(args.shard) if args.shard is not None else None
+    except ValueError as error:
+        return _error(f"--shard: {error}")
+    if args.protocol and args.accept:
+        return _error("--accept names mistakes of the policy; --protocol fuzzes the protocol layer")
     try:
         reference = fuzz.accepting(args.accept) if args.accept else None
     except ValueError as error:
@@ -115,18 +152,27 @@ def run(args: argparse.Namespace) -> int:
     except (AdapterStartError, OSError) as error:
         return _error(f"the adapter cannot start: {error}")
     port = handshake.describe()
+    search = fuzz.shard_seed(seed, shard)
+    where = f"seed {seed}" + (
+        f", shard {shard[0]}/{shard[1]} (search seed {search})" if shard else ""
+    )
+    if args.protocol:
+        adapter.close()  # each session is a process of its own
+        return _fuzz_protocol(args, argv, port, seed, search, where)
     against = "the reference"
     if args.accept:
         against += " with " + " + ".join(dict.fromkeys(args.accept)) + " accepted"
-    print(f"fuzzing {port} against {against}: seed {seed}, up to {args.max_examples} examples")
+    examples = args.max_examples or fuzz.DEFAULT_MAX_EXAMPLES
+    print(f"fuzzing {port} against {against}: {where}, up to {examples} examples")
     progress = FuzzProgress(sys.stderr)
     try:
         result = fuzz.fuzz(
             adapter,
-            max_examples=args.max_examples,
-            seed=seed,
-            max_shrinks=args.max_shrinks,
+            max_examples=examples,
+            seed=search,
+            max_shrinks=args.max_shrinks or fuzz.DEFAULT_MAX_SHRINKS,
             progress=progress,
+            database=args.database,
             **({"reference": reference} if reference is not None else {}),
         )
     except fuzz.AdapterLost as error:
@@ -144,10 +190,10 @@ def run(args: argparse.Namespace) -> int:
         adapter.close()  # a no-op after kill()
     progress.finish()
     if result.finding is None:
-        print(f"no difference in {result.examples} examples (seed {seed})")
+        print(f"no difference in {result.examples} examples ({where})")
         return EXIT_OK
     finding = result.finding
-    vector = fuzz.difference_vector(finding, port, seed)
+    vector = fuzz.difference_vector(finding, port, search)
     try:
         path = fuzz.save_vector(vector, args.save)
     except OSError as error:
@@ -165,6 +211,59 @@ def run(args: argparse.Namespace) -> int:
         f"difference found after {finding.examples_to_find} examples, shrunk to "
         f"{len(vector.calls)} calls in {finding.shrink_attempts} more runs:\n"
         f"  {finding.difference.describe(finding.scenario)}\n"
+        f"saved: {path}\n"
+        f"replay: snapkv-conformance run {shlex.quote(str(path))} "
+        f"--adapter {shlex.quote(args.adapter)}"
+    )
+    return EXIT_FAILED
+
+
+def _fuzz_protocol(
+    args: argparse.Namespace, argv: list[str], port: str, seed: int, search: int, where: str
+) -> int:
+    """``fuzz --protocol``: raw lines, a fresh session each, a difference saved as a check."""
+    from conformance.protocol_checks import dumps_check
+    from conformance.tools import fuzz, protocol_fuzz
+
+    sessions = args.max_examples or protocol_fuzz.DEFAULT_MAX_SESSIONS
+    print(
+        f"fuzzing the protocol layer of {port} against the reference adapter: {where}, up to "
+        f"{sessions} sessions"
+    )
+    progress = FuzzProgress(sys.stderr, "sessions")
+    try:
+        result = protocol_fuzz.fuzz_protocol(
+            protocol_fuzz.ProcessSessions(argv, args.timeout),
+            max_examples=sessions,
+            seed=search,
+            max_shrinks=args.max_shrinks or protocol_fuzz.DEFAULT_MAX_SHRINKS,
+            progress=progress,
+            database=args.database,
+        )
+    except fuzz.NondeterministicAdapter as error:
+        progress.finish()
+        print(f"the adapter is not deterministic: {error}", file=sys.stderr)
+        return EXIT_FAILED
+    except KeyboardInterrupt:
+        progress.finish()
+        raise
+    progress.finish()
+    if result.finding is None:
+        print(f"no difference in {result.examples} sessions ({where})")
+        return EXIT_OK
+    finding = result.finding
+    check = protocol_fuzz.finding_check(finding, port, search)
+    summary = finding.verdict.message.removeprefix(f"{protocol_fuzz.RULE}: ")
+    try:
+        path = protocol_fuzz.save_check(check, args.save)
+    except OSError as error:
+        print(f"difference found: {finding.verdict.verdict}: {summary}")
+        print(dumps_check(check), end="")
+        return _error(f"--save {args.save}: cannot write the check (printed above): {error}")
+    print(
+        f"difference found after {finding.examples_to_find} sessions, shrunk to "
+        f"{len(finding.lines)} lines in {finding.shrink_attempts} more runs:\n"
+        f"  {finding.verdict.verdict}: {summary}\n"
         f"saved: {path}\n"
         f"replay: snapkv-conformance run {shlex.quote(str(path))} "
         f"--adapter {shlex.quote(args.adapter)}"

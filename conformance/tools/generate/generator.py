@@ -30,6 +30,7 @@ from typing import Any
 from conformance.policy.reference import new_policy
 from conformance.report import outputs
 from conformance.spec.errors import KitError
+from conformance.spec.protocol import decoded
 from conformance.suite.vectors import Call, Vector, dumps_vector
 from conformance.tools.generate.builders import Builder, DesignError, Draft, all_builders
 
@@ -62,7 +63,7 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
                 request["attn"] = request["attn"]([int(p) for p in session.policy.kept])
             except DesignError as fault:
                 raise GenerationError(f"{where}: {fault}") from None
-        response = session.handle({**request, "id": index})
+        response = session.handle({**decoded(request), "id": index})
         refusal = response.get("error") or {}
         if planned.refuse is not None:
             if response["ok"] or refusal["kind"] != planned.refuse:
