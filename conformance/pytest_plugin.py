@@ -14,7 +14,7 @@ the plugin and collects the same items), started when the first vector runs and 
 the session ends; it is driven by :class:`conformance.runner.run.VectorRunner`, so restarts after
 a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
 Each protocol check runs in a session of its own, as ``run`` runs it
-(:func:`conformance.protocol_checks.run_checks`).
+(:func:`conformance.runner.checks.run_checks`).
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import pytest
 
 if TYPE_CHECKING:
     from conformance.judge.checker import VectorResult
-    from conformance.protocol_checks import ProtocolCheck
     from conformance.runner.run import VectorRunner
+    from conformance.suite.checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
 #: The name of the collector that holds the vector items (the first part of their node ids).
@@ -134,7 +134,7 @@ class SnapKVSession:
 
     def check(self, check: ProtocolCheck) -> VectorResult:
         """Run one protocol check in a session of its own, as ``run`` runs it."""
-        from conformance.protocol_checks import run_checks
+        from conformance.runner.checks import run_checks
         from conformance.transport.process import StartError
 
         try:
@@ -183,8 +183,8 @@ def _load(paths: list[str]) -> tuple[list[Vector], list[ProtocolCheck]]:
     """The suite's vectors and protocol checks under ``paths`` (default: the committed suite),
     each sorted by id, read as ``run`` reads them; a file that cannot be used is a usage error
     naming it."""
-    from conformance.protocol_checks import CheckError, load_check
     from conformance.spec.resources import suite_dir
+    from conformance.suite.checks import CheckError, load_check
     from conformance.suite.stream import plan_suite
     from conformance.suite.vectors import VectorError
 

@@ -19,12 +19,14 @@ from pathlib import Path
 
 import pytest
 
-from conformance import protocol_checks as pc
+from conformance.judge.checker import PASS, TIMEOUT
+from conformance.runner.checks import run_check
 from conformance.spec.resources import suite_dir
+from conformance.suite.stream import load_checks
 from conformance.transport.raw import EXIT_GRACE
 from tests.support.runner_support import REFERENCE_ARGV
 
-CHECKS = {check.id: check for check in pc.load_checks([suite_dir()])}
+CHECKS = {check.id: check for check in load_checks([suite_dir()])}
 
 
 def adapter(source: str, *args: str) -> list[str]:
@@ -94,7 +96,7 @@ serve()
     )
     check = CHECKS["protocol/crlf"]
     started = time.monotonic()
-    verdict, session = pc.run_check(check, child, timeout=30)
+    verdict, session = run_check(check, child, timeout=30)
     assert verdict.passed, verdict.message
     assert session.exit_status == 0 and time.monotonic() - started < 15
 
@@ -104,8 +106,8 @@ def test_a_check_adapter_that_lingers_after_its_input_ends_fails_within_the_grac
     fails after the exit grace, not after the whole timeout (40 checks would wait 40 times)."""
     lingering = adapter(SERVE + "\nserve()\nimport time\ntime.sleep(30)\n")
     check = CHECKS["protocol/crlf"]
-    verdict, session = pc.run_check(check, lingering, timeout=60)
-    assert verdict.verdict == pc.TIMEOUT and "did not exit" in verdict.message
+    verdict, session = run_check(check, lingering, timeout=60)
+    assert verdict.verdict == TIMEOUT and "did not exit" in verdict.message
     assert session.duration < EXIT_GRACE + 10
 
 
@@ -123,7 +125,7 @@ serve()
 """
     )
     try:
-        verdict, _ = pc.run_check(CHECKS["protocol/crlf"], child, timeout=30)
+        verdict, _ = run_check(CHECKS["protocol/crlf"], child, timeout=30)
         assert verdict.passed, verdict.message
         assert gone(int(pid_file.read_text()))
     finally:
@@ -329,3 +331,55 @@ def test_an_unreadable_directory_is_exit_2_naming_it(
     assert main([command, str(looped_suite)]) == 2
     said = "".join(capsys.readouterr())
     assert f"{locked}: " in said and "cannot read the directory: Permission denied" in said
+
+
+# -- protocol-check files and answers ---------------------------------------------------------
+
+
+def _deep(levels: int) -> list:
+    value: list = []
+    for _ in range(levels - 1):
+        value = [value]
+    return value
+
+
+def test_a_hello_answer_nested_a_thousand_deep_is_a_protocol_error_verdict() -> None:
+    """Case 2: the check phase reads answers through the codec's depth limit: a verdict for the
+    check, not a RecursionError."""
+    nested = adapter(
+        """
+import sys
+for line in sys.stdin.buffer:
+    sys.stdout.buffer.write(b'{"id":1,"ok":true,"x":' + b"[" * 1000 + b"]" * 1000 + b"}\\n")
+    sys.stdout.buffer.flush()
+"""
+    )
+    verdict, _ = run_check(CHECKS["protocol/hello-protocol-true"], nested, timeout=30)
+    assert verdict.verdict != PASS and "Traceback" not in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("edit", "words"),
+    [
+        (
+            lambda data: {**data, "expect": [*data["expect"], {**data["expect"][-1], "line": 99}]},
+            "/expect/",
+        ),
+        (lambda data: {**data, "rule": _deep(70)}, "nested more than 64 levels deep"),
+    ],
+    ids=["expect-line-beyond-the-sent-lines", "nesting-past-the-limit"],
+)
+def test_run_refuses_a_check_file_validate_refuses(tmp_path: Path, edit, words: str) -> None:
+    """Case 7: such a file ends run with exit 2 naming the file, as validate does, not in an
+    IndexError or a RecursionError."""
+    import json as json_module
+
+    source = suite_dir() / "protocol" / "crlf.json"
+    broken = tmp_path / "protocol" / "crlf.json"
+    broken.parent.mkdir()
+    broken.write_text(json_module.dumps(edit(json_module.loads(source.read_text()))))
+    for command in ("run", "validate"):
+        done = kit(command, str(tmp_path))
+        assert done.returncode == 2, (command, done.stdout, done.stderr)
+        said = done.stdout + done.stderr
+        assert "Traceback" not in said and str(broken) in said and words in said, said

@@ -234,7 +234,7 @@ def test_html_puts_failures_before_the_table_and_renders_markdown_marks(two_port
 def test_the_matrix_runs_the_protocol_checks_and_fails_a_lax_protocol_layer(suite, tmp_path):
     """The matrix runs the suite ``run`` runs, protocol checks included: a port whose hello
     accepts ``"protocol": true`` passes every vector and still does not pass the matrix."""
-    from conformance.protocol_checks import load_checks
+    from conformance.suite.stream import load_checks
 
     checks = [check for check in load_checks([resources.suite_dir()]) if "hello" in check.id]
     lax = Port("lax", (sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"))

@@ -17,24 +17,38 @@ from pathlib import Path
 
 import pytest
 
-from conformance import protocol_checks as pc
 from conformance.adapter.server import Session
+from conformance.judge.checker import (
+    CRASH,
+    PASS,
+    PROTOCOL_ERROR,
+    TIMEOUT,
+    UNEXPECTED_REFUSAL,
+    UNEXPECTED_SUCCESS,
+    WRONG_ERROR_KIND,
+    WRONG_VICTIMS,
+)
+from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.runner.checks import run_check, run_checks
 from conformance.spec.resources import suite_dir
+from conformance.suite.checks import ProtocolCheck, check_problems, dumps_check, reference_answers
+from conformance.suite.stream import load_checks
+from conformance.tools.generate.checks import build_checks
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "lax_adapters"))
 import lax  # noqa: E402
 
-CHECKS = pc.load_checks([suite_dir()])
+CHECKS = load_checks([suite_dir()])
 BY_ID = {check.id: check for check in CHECKS}
 
 
-def check(name: str) -> pc.ProtocolCheck:
+def check(name: str) -> ProtocolCheck:
     return BY_ID[f"protocol/{name}"]
 
 
-def reference(check: pc.ProtocolCheck) -> list[bytes]:
-    return pc.reference_answers(check.payload)
+def reference(check: ProtocolCheck) -> list[bytes]:
+    return reference_answers(check.payload)
 
 
 def lines_of(data: bytes) -> list[bytes]:
@@ -50,7 +64,7 @@ def answer_lines(*answers: object) -> list[bytes]:
 
 
 def test_the_committed_checks_are_what_the_generator_makes():
-    built = sorted(pc.build_checks(), key=lambda c: c.id)
+    built = sorted(build_checks(), key=lambda c: c.id)
     assert [c.to_json() for c in CHECKS] == [c.to_json() for c in built]
     assert len(CHECKS) >= 40
 
@@ -63,7 +77,7 @@ def test_every_check_names_its_rule_and_the_bug_it_catches():
 
 def test_the_reference_passes_every_check():
     for item in CHECKS:
-        assert pc.judge(item, reference(item)) == pc.CheckVerdict(pc.PASS), item.id
+        assert judge_check(item, reference(item)) == CheckVerdict(PASS), item.id
 
 
 def test_every_area_the_checks_must_cover_has_checks():
@@ -85,20 +99,20 @@ def test_every_area_the_checks_must_cover_has_checks():
 
 def test_validation_refuses_a_check_whose_expectation_is_not_the_reference():
     data = check("hello-protocol-true").to_json()
-    assert pc.check_problems(data, "vectors/protocol/hello-protocol-true.json") == []
+    assert check_problems(data, "vectors/protocol/hello-protocol-true.json") == []
     data["expect"][0] = {"line": 0, "id": 1, "ok": True, "protocol": 1}
-    problems = pc.check_problems(data, "vectors/protocol/hello-protocol-true.json")
+    problems = check_problems(data, "vectors/protocol/hello-protocol-true.json")
     assert problems and "reference" in problems[0]
 
 
 def test_validation_refuses_schema_faults_and_a_path_that_is_not_the_id():
     data = check("crlf").to_json()
-    assert any("does not match" in p for p in pc.check_problems(data, "elsewhere/x.json"))
+    assert any("does not match" in p for p in check_problems(data, "elsewhere/x.json"))
     del data["rule"]
-    assert any("rule" in p for p in pc.check_problems(data, "vectors/protocol/crlf.json"))
+    assert any("rule" in p for p in check_problems(data, "vectors/protocol/crlf.json"))
     data = check("utf8-bom").to_json()
     data["send"][1] = {"hex": "zz"}
-    assert pc.check_problems(data, "vectors/protocol/utf8-bom.json")
+    assert check_problems(data, "vectors/protocol/utf8-bom.json")
 
 
 def test_validate_and_the_vector_loader_tell_checks_from_vectors(tmp_path):
@@ -107,12 +121,12 @@ def test_validate_and_the_vector_loader_tell_checks_from_vectors(tmp_path):
 
     path = tmp_path / "protocol" / "crlf.json"
     path.parent.mkdir()
-    path.write_text(pc.dumps_check(check("crlf")))
+    path.write_text(dumps_check(check("crlf")))
     assert check_file(path) == (None, [])
     assert validate_paths([tmp_path]).ok
     assert load_suite([tmp_path]) == []
-    assert [c.id for c in pc.load_checks([tmp_path])] == ["protocol/crlf"]
-    path.write_text(pc.dumps_check(check("crlf")).replace('"ok":true', '"ok":false', 1))
+    assert [c.id for c in load_checks([tmp_path])] == ["protocol/crlf"]
+    path.write_text(dumps_check(check("crlf")).replace('"ok":true', '"ok":false', 1))
     _, problems = check_file(path)
     assert problems
 
@@ -124,51 +138,51 @@ def test_an_id_beyond_2_53_echoed_rounded_fails_naming_the_rule():
     item = check("id-above-2-53")
     answers = reference(item)
     answers[1] = b'{"id":9007199254740992,"ok":true}'
-    verdict = pc.judge(item, answers)
-    assert verdict.verdict == pc.PROTOCOL_ERROR
+    verdict = judge_check(item, answers)
+    assert verdict.verdict == PROTOCOL_ERROR
     assert verdict.line == 1 and verdict.op == "new"
     assert item.rule in verdict.message
     assert "9007199254740992, expected 9007199254740993" in verdict.message
     answers[1] = b'{"id":9007199254740993.0,"ok":true}'
-    assert pc.judge(item, answers).verdict == pc.PROTOCOL_ERROR
+    assert judge_check(item, answers).verdict == PROTOCOL_ERROR
 
 
 def test_outcomes_map_to_the_vector_verdicts():
     item = check("hello-protocol-true")
     ok = {"id": 1, "ok": True, "protocol": 1, "implementation": {}, "capabilities": []}
-    assert pc.judge(item, answer_lines(ok, ok)).verdict == pc.UNEXPECTED_SUCCESS
+    assert judge_check(item, answer_lines(ok, ok)).verdict == UNEXPECTED_SUCCESS
     refused = {"id": 1, "ok": False, "error": {"kind": "bad-request", "message": ""}}
-    assert pc.judge(item, answer_lines(refused, ok)).verdict == pc.WRONG_ERROR_KIND
+    assert judge_check(item, answer_lines(refused, ok)).verdict == WRONG_ERROR_KIND
     item = check("crlf")
     refused = {"id": 1, "ok": False, "error": {"kind": "bad-request", "message": ""}}
-    assert pc.judge(item, answer_lines(refused)).verdict == pc.UNEXPECTED_REFUSAL
+    assert judge_check(item, answer_lines(refused)).verdict == UNEXPECTED_REFUSAL
 
 
 def test_victims_null_is_a_protocol_error_and_other_victims_are_wrong():
     item = check("victims-empty-list")
     answers = reference(item)
     answers[2] = b'{"id":3,"ok":true,"victims":null}'
-    verdict = pc.judge(item, answers)
-    assert (verdict.verdict, verdict.line) == (pc.PROTOCOL_ERROR, 2)
+    verdict = judge_check(item, answers)
+    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 2)
     assert "victims is null, not a list" in verdict.message
     answers[2] = b'{"id":3,"ok":true,"victims":[0]}'
-    assert pc.judge(item, answers).verdict == pc.WRONG_VICTIMS
+    assert judge_check(item, answers).verdict == WRONG_VICTIMS
 
 
 def test_missing_extra_and_unreadable_answers():
     item = check("blank-lines")
     answers = reference(item)
-    assert pc.judge(item, answers[:2]).verdict == pc.PROTOCOL_ERROR
-    crashed = pc.judge(item, answers[:2], exit_status=1)
-    assert crashed.verdict == pc.CRASH and "status 1" in crashed.message
-    assert pc.judge(item, answers[:2], timed_out=True).verdict == pc.TIMEOUT
-    extra = pc.judge(item, [*answers, b'{"id":null,"ok":false}'])
-    assert extra.verdict == pc.PROTOCOL_ERROR and "4 answers to 3 lines" in extra.message
-    assert pc.judge(item, [b"not json", *answers[1:]]).verdict == pc.PROTOCOL_ERROR
-    assert pc.judge(item, [b"[1]", *answers[1:]]).verdict == pc.PROTOCOL_ERROR
-    assert pc.judge(item, [b'{"id":1,"ok":NaN}', *answers[1:]]).verdict == pc.PROTOCOL_ERROR
-    assert pc.judge(item, answers, exit_status=3).verdict == pc.CRASH
-    assert pc.judge(item, answers, exit_status=None).passed
+    assert judge_check(item, answers[:2]).verdict == PROTOCOL_ERROR
+    crashed = judge_check(item, answers[:2], exit_status=1)
+    assert crashed.verdict == CRASH and "status 1" in crashed.message
+    assert judge_check(item, answers[:2], timed_out=True).verdict == TIMEOUT
+    extra = judge_check(item, [*answers, b'{"id":null,"ok":false}'])
+    assert extra.verdict == PROTOCOL_ERROR and "4 answers to 3 lines" in extra.message
+    assert judge_check(item, [b"not json", *answers[1:]]).verdict == PROTOCOL_ERROR
+    assert judge_check(item, [b"[1]", *answers[1:]]).verdict == PROTOCOL_ERROR
+    assert judge_check(item, [b'{"id":1,"ok":NaN}', *answers[1:]]).verdict == PROTOCOL_ERROR
+    assert judge_check(item, answers, exit_status=3).verdict == CRASH
+    assert judge_check(item, answers, exit_status=None).passed
 
 
 def test_scores_is_judged_by_the_announced_capabilities():
@@ -180,11 +194,11 @@ def test_scores_is_judged_by_the_announced_capabilities():
 
     ok = [{"id": 3, "ok": True}, {"id": 4, "ok": True}]
     without = answer_lines(hello, refused(2, "unsupported"), *ok, refused(5, "unsupported"))
-    assert pc.judge(item, without).passed
+    assert judge_check(item, without).passed
     announced = answer_lines({**hello, "capabilities": ["scores"]}, *json_of(without[1:]))
-    assert pc.judge(item, announced).verdict == pc.WRONG_ERROR_KIND
+    assert judge_check(item, announced).verdict == WRONG_ERROR_KIND
     answered = answer_lines(hello, refused(2, "no-policy"), *ok, refused(5, "unsupported"))
-    assert pc.judge(item, answered).verdict == pc.WRONG_ERROR_KIND
+    assert judge_check(item, answered).verdict == WRONG_ERROR_KIND
 
 
 def json_of(lines: list[bytes]) -> list[object]:
@@ -196,11 +210,11 @@ def test_latitude_lets_a_parser_without_a_depth_limit_answer_ok():
     answers = reference(item)
     assert json.loads(answers[2])["id"] is None
     answers[2] = b'{"id":3,"ok":true,"victims":[]}'
-    assert pc.judge(item, answers).passed
+    assert judge_check(item, answers).passed
     answers[2] = b'{"id":3,"ok":false,"error":{"kind":"bad-request","message":"deep"}}'
-    assert pc.judge(item, answers).passed
+    assert judge_check(item, answers).passed
     answers[2] = b'{"id":3,"ok":false,"error":{"kind":"invalid-params","message":"?"}}'
-    assert not pc.judge(item, answers).passed
+    assert not judge_check(item, answers).passed
 
 
 # -- the lax adapters, in-process --------------------------------------------------------------
@@ -234,7 +248,7 @@ LAX_FAILURES = {
 def test_each_lax_adapter_fails_exactly_the_checks_of_its_rule(mode):
     failed = {}
     for item in CHECKS:
-        verdict = pc.judge(item, lax_answers(mode, item.payload))
+        verdict = judge_check(item, lax_answers(mode, item.payload))
         if not verdict.passed:
             failed[item.id.removeprefix("protocol/")] = verdict
             assert verdict.message.startswith(item.rule), verdict.message
@@ -248,7 +262,7 @@ REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
 
 def test_a_session_sends_the_exact_bytes_and_reads_every_answer():
     item = check("utf8-invalid-bytes")
-    verdict, session = pc.run_check(item, REFERENCE_ARGV, timeout=60)
+    verdict, session = run_check(item, REFERENCE_ARGV, timeout=60)
     assert verdict.passed, verdict.message
     assert session.exit_status == 0 and not session.timed_out
     assert list(session.answers) == reference(item)
@@ -256,8 +270,8 @@ def test_a_session_sends_the_exact_bytes_and_reads_every_answer():
 
 def test_a_hanging_adapter_times_out_and_is_killed():
     argv = [sys.executable, "-c", "import time; time.sleep(60)"]
-    verdict, session = pc.run_check(check("crlf"), argv, timeout=1)
-    assert session.timed_out and verdict.verdict == pc.TIMEOUT
+    verdict, session = run_check(check("crlf"), argv, timeout=1)
+    assert session.timed_out and verdict.verdict == TIMEOUT
     assert session.duration < 30
 
 
@@ -286,7 +300,7 @@ def test_run_checks_reports_each_check_as_it_is_judged():
     what lets ``run`` print a failing check's line at once."""
     items = [check("crlf"), check("utf8-invalid-bytes"), check("hello-protocol-true")]
     seen: list[tuple[str, int, int]] = []
-    results = pc.run_checks(
+    results = run_checks(
         items,
         REFERENCE_ARGV,
         timeout=60,
@@ -323,7 +337,7 @@ def test_run_refuses_a_check_the_schema_refuses_naming_file_pointer_and_reason(t
 
     path = tmp_path / "protocol" / "crlf.json"
     path.parent.mkdir()
-    path.write_text(pc.dumps_check(check("crlf")).replace('"protocol/crlf"', '"x/protocol/crlf"'))
+    path.write_text(dumps_check(check("crlf")).replace('"protocol/crlf"', '"x/protocol/crlf"'))
     status = main(["run", str(tmp_path)])
     err = capsys.readouterr().err
     assert status == 2

@@ -19,8 +19,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from conformance import protocol_checks as pc
+from conformance.judge.checker import PASS
+from conformance.judge.checks import judge_check
+from conformance.suite.checks import dumps_check, load_check
 from conformance.tools import protocol_fuzz as pf
+from conformance.tools.generate import checks as generated_checks
+from conformance.tools.generate.checks import build_checks
 
 HERE = Path(__file__).resolve().parent
 SLIPS = HERE / "lax_adapters" / "slips.py"
@@ -50,8 +54,8 @@ def test_the_default_budget_finds_each_protocol_slip(mode, seed):
         decoded = [json.loads(f'"{name}"') for name in names]
         assert len(decoded) != len(set(decoded)), line  # a repeated name
     check = pf.finding_check(finding, "a slip", seed)
-    assert pc.judge(check, InProcessSessions(mode).run(check.payload).answers).verdict != pc.PASS
-    assert pc.judge(check, InProcessSessions().run(check.payload).answers).passed
+    assert judge_check(check, InProcessSessions(mode).run(check.payload).answers).verdict != PASS
+    assert judge_check(check, InProcessSessions().run(check.payload).answers).passed
 
 
 def test_the_reference_s_own_protocol_layer_shows_no_difference():
@@ -164,7 +168,7 @@ def test_cli_saves_a_check_that_fails_the_slip_through_run(tmp_path):
     (path,) = save.rglob("*.json")
     assert path.parent.name == "protocol" and path.name.startswith("fuzz-")
     assert f"saved: {path}" in done.stdout and "shrunk to 2 lines" in done.stdout
-    check = pc.load_check(path)
+    check = load_check(path)
     assert check.description.startswith("Found by snapkv-conformance fuzz --protocol (seed 3)")
     assert "Catches: " in check.description and check.rule.startswith("SPEC.md §3")
     assert cli("validate", str(save)).returncode == 0
@@ -189,9 +193,9 @@ def test_protocol_findings_kept_in_the_suite_regenerate(tmp_path, monkeypatch):
     check = pf.finding_check(found, "a slip", 1)
     findings = tmp_path / "findings"
     findings.mkdir()
-    (findings / "kept.json").write_text(pc.dumps_check(check))
-    monkeypatch.setattr(pc, "FINDINGS", findings)
-    built = {c.id: c for c in pc.build_checks()}
+    (findings / "kept.json").write_text(dumps_check(check))
+    monkeypatch.setattr(generated_checks, "FINDINGS", findings)
+    built = {c.id: c for c in build_checks()}
     assert built[check.id].to_json() == check.to_json()
 
 

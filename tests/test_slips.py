@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
-from conformance import protocol_checks as pc
 from conformance.adapter.server import Session
+from conformance.judge.checks import judge_check
 from conformance.spec.resources import suite_dir
+from conformance.suite.stream import load_checks
 
 HERE = Path(__file__).resolve().parent
 SLIPS = HERE / "lax_adapters" / "slips.py"
@@ -94,8 +95,8 @@ def slip_answers(mode: str, data: bytes) -> list[bytes]:
 @pytest.mark.parametrize("mode", ("signed-64-bit-ids", "first-name-wins"))
 def test_the_protocol_slips_fail_exactly_the_checks_of_their_rule(mode):
     failed = set()
-    for check in pc.load_checks([suite_dir()]):
-        verdict = pc.judge(check, slip_answers(mode, check.payload))
+    for check in load_checks([suite_dir()]):
+        verdict = judge_check(check, slip_answers(mode, check.payload))
         if not verdict.passed:
             failed.add(check.id)
             assert verdict.message.startswith(check.rule)

@@ -12,6 +12,7 @@ import shutil
 import pytest
 
 from conformance.spec import resources
+from conformance.suite.checks import load_check
 from conformance.suite.stream import SuiteEntry, plan_suite, read_for_run
 from conformance.suite.vectors import (
     VectorError,
@@ -94,7 +95,6 @@ def test_a_duplicate_id_is_refused_in_the_plan(tmp_path):
 
 
 def test_the_plan_finds_protocol_checks_in_the_same_walk_in_any_layout(tmp_path):
-    from conformance import protocol_checks
 
     source = resources.suite_dir() / "protocol" / "crlf.json"
     target = tmp_path / "suite" / "protocol" / "crlf.json"
@@ -104,7 +104,7 @@ def test_the_plan_finds_protocol_checks_in_the_same_walk_in_any_layout(tmp_path)
     plan = plan_suite([tmp_path / "suite"])
     assert [entry.id for entry in plan.checks] == ["protocol/crlf"]
     assert [entry.id for entry in plan.vectors] == ["ties/lower-position-first"]
-    assert protocol_checks.load_check(plan.checks[0].path).id == "protocol/crlf"
+    assert load_check(plan.checks[0].path).id == "protocol/crlf"
 
 
 def test_a_check_and_a_vector_with_one_id_are_a_duplicate(tmp_path):

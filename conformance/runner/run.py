@@ -26,8 +26,9 @@ from typing import TYPE_CHECKING, Union
 
 from conformance.judge import checker
 from conformance.judge.checker import VectorResult, Verdict
-from conformance.protocol_checks import ProtocolCheck, load_check, run_checks
+from conformance.runner.checks import run_checks
 from conformance.runner.window import Job, Settled, Window
+from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import shard_vectors
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import Vector
@@ -105,7 +106,7 @@ def make_job(index: int, item: SuiteItem) -> Job:
 class Run:
     """The suite as every front end runs it (``run``, ``matrix``, the pytest plugin's items):
     the vectors on persistent adapters (:func:`run_suite`), then each protocol check in a
-    session of its own (:func:`conformance.protocol_checks.run_checks`), so a port fails the
+    session of its own (:func:`conformance.runner.checks.run_checks`), so a port fails the
     same items whichever front end runs it.
 
     ``vectors`` and ``checks`` are what was selected (``-k`` and shards already applied,

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.protocol import decode
+from conformance.suite.checks import CheckError, ProtocolCheck, load_check
 from conformance.suite.vectors import (
     VECTOR_OPS,
     Call,
@@ -76,7 +77,7 @@ class RunnableVector:
 @dataclass(frozen=True)
 class SuitePlan:
     """What a suite holds, known by id before anything is parsed: its vectors and its
-    protocol checks (:mod:`conformance.protocol_checks`), each list sorted by id."""
+    protocol checks (:mod:`conformance.suite.checks`), each list sorted by id."""
 
     vectors: list[SuiteEntry]
     checks: list[SuiteEntry]
@@ -132,8 +133,6 @@ def _read_id(path: Path) -> tuple[str, bool]:
             if isinstance(value, str):
                 return value, is_check
     if is_check:  # another layout: parse it once for its id
-        from conformance.protocol_checks import CheckError, load_check
-
         try:
             return load_check(path).id, True
         except CheckError as error:
@@ -227,3 +226,8 @@ def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:
 
         sent = encode_body(request)
     return Call(request, raw["expect"]), sent, raw
+
+
+def load_checks(paths: Sequence[str | Path]) -> list[ProtocolCheck]:
+    """Every protocol check named or found under ``paths`` (vectors are skipped), by id."""
+    return [load_check(entry.path) for entry in plan_suite(paths).checks]

@@ -45,6 +45,7 @@ from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation'
     schema_problems,
     schema_validator,
 )
+from conformance.suite.checks import check_problems, is_check_document
 from conformance.suite.vectors import (
     DOUBLE_ROUNDING,
     Document,
@@ -317,11 +318,10 @@ def judge_document(
 ) -> tuple[Vector | None, list[VectorError]]:
     """Judge a document the loader read: its JSON and schema problems, else the rules beyond
     the schema and the replay on the reference."""
-    from conformance import protocol_checks
     from conformance.suite.tags import load_vocabulary
 
-    if protocol_checks.is_check_document(document.data):
-        found = protocol_checks.check_problems(document.data, document.path)
+    if is_check_document(document.data):
+        found = check_problems(document.data, document.path)
         return None, [VectorError(document.path, "", problem) for problem in found]
     if document.problems:
         return None, document.problems

@@ -23,8 +23,8 @@ from pathlib import Path
 from conformance import __version__
 from conformance.explain.triage import Triage
 from conformance.judge.checker import VectorResult
-from conformance.protocol_checks import ProtocolCheck
 from conformance.spec.text import escape
+from conformance.suite.checks import ProtocolCheck
 from conformance.suite.vectors import Vector
 from conformance.transport.session import Handshake
 

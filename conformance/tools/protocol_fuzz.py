@@ -13,9 +13,9 @@ leaves no latitude on: no integral value written ``4.0`` or ``4e0`` in ``params`
 digits (§1, §3.1).
 
 Each example is one session: a ``hello``, then up to a dozen drawn lines. Its expectations are
-the reference adapter's answers (:func:`conformance.protocol_checks.realize`, as the generator
+the reference adapter's answers (:func:`conformance.suite.checks.realize`, as the generator
 records a protocol check), the port runs it in a process of its own with its input closed at
-the end (:func:`conformance.protocol_checks.run_session`), and the protocol checks' judge
+the end (:func:`conformance.runner.checks.run_session`), and the protocol checks' judge
 compares every answer: its id, ``ok``, the error kind, the victims, hello's protocol, and the
 exit status. The first difference is shrunk by hypothesis (lines are drawn as independent
 plans, materialised against a reference session, so deleting one leaves the rest valid) and
@@ -35,8 +35,16 @@ from typing import Any, Protocol, cast
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
-from conformance import protocol_checks as pc
+from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.runner.checks import run_session
 from conformance.spec.protocol import dumps
+from conformance.suite.checks import (
+    CheckDraft,
+    ProtocolCheck,
+    dumps_check,
+    realize,
+    reference_answers,
+)
 from conformance.tools.fuzz import (
     CATCHES,
     CampaignDatabase,
@@ -71,13 +79,13 @@ class Sessions(Protocol):
 @dataclass(frozen=True)
 class ProcessSessions:
     """Each session a fresh process of ``argv``, run by
-    :func:`conformance.protocol_checks.run_session`."""
+    :func:`conformance.runner.checks.run_session`."""
 
     argv: Sequence[str]
     timeout: float = 10.0
 
     def run(self, data: bytes) -> Transcript:
-        return pc.run_session(self.argv, data, self.timeout)
+        return run_session(self.argv, data, self.timeout)
 
 
 # -- the lines -----------------------------------------------------------------------------------
@@ -396,13 +404,13 @@ def _escaped(name: str) -> str:
 # -- judging and searching ----------------------------------------------------------------------
 
 
-def reference_check(lines: Sequence[str], name: str = "fuzz") -> pc.ProtocolCheck:
+def reference_check(lines: Sequence[str], name: str = "fuzz") -> ProtocolCheck:
     """The protocol check of ``lines``: the reference adapter's answers as its expectations."""
     data = "".join(lines).encode("utf-8", "surrogatepass")
-    answers = [json.loads(line) for line in pc.reference_answers(data)]
+    answers = [json.loads(line) for line in reference_answers(data)]
     outcomes = tuple("ok" if a["ok"] else a["error"]["kind"] for a in answers)
-    draft = pc.CheckDraft(name, RULE, "", "", tuple(lines), outcomes)
-    return pc.realize(draft)
+    draft = CheckDraft(name, RULE, "", "", tuple(lines), outcomes)
+    return realize(draft)
 
 
 @dataclass(frozen=True)
@@ -410,7 +418,7 @@ class LineFinding:
     """A shrunk session on which the port answers otherwise, and how it was found."""
 
     lines: tuple[str, ...]
-    verdict: pc.CheckVerdict
+    verdict: CheckVerdict
     examples_to_find: int
     shrink_attempts: int
 
@@ -445,7 +453,7 @@ class _Search:
         self.database = database
         self.run = 0
         self.found_at = 0
-        self.best: tuple[tuple[str, ...], pc.CheckVerdict] | None = None
+        self.best: tuple[tuple[str, ...], CheckVerdict] | None = None
 
     def check(self, data: st.DataObject) -> None:
         try:
@@ -477,11 +485,11 @@ class _Search:
             raise _Different(verdict.message)
 
 
-def judge_session(lines: Sequence[str], target: Sessions) -> pc.CheckVerdict | None:
+def judge_session(lines: Sequence[str], target: Sessions) -> CheckVerdict | None:
     """The verdict on the port's answers to ``lines`` when it is not a pass, else None."""
     check = reference_check(lines)
     session = target.run(check.payload)
-    verdict = pc.judge(
+    verdict = judge_check(
         check, session.answers, exit_status=session.exit_status, timed_out=session.timed_out
     )
     return None if verdict.passed else verdict
@@ -526,8 +534,8 @@ def fuzz_protocol(
 
 
 def _without_needless_lines(
-    lines: tuple[str, ...], verdict: pc.CheckVerdict, target: Sessions
-) -> tuple[tuple[str, ...], pc.CheckVerdict, int]:
+    lines: tuple[str, ...], verdict: CheckVerdict, target: Sessions
+) -> tuple[tuple[str, ...], CheckVerdict, int]:
     """Drop each line (but the hello) whose removal keeps a difference, last to first.
 
     Hypothesis shrinks the drawn plans, and a plan's line depends on the lines before it; once
@@ -548,7 +556,7 @@ def _without_needless_lines(
 # -- saving a finding as a protocol check --------------------------------------------------------
 
 
-def finding_check(finding: LineFinding, port: str, seed: int) -> pc.ProtocolCheck:
+def finding_check(finding: LineFinding, port: str, seed: int) -> ProtocolCheck:
     """The protocol check that pins ``finding``: id ``protocol/fuzz-<hash of the lines>``,
     expectations from the reference adapter, the difference in its description."""
     digest = hashlib.sha256("".join(finding.lines).encode("utf-8", "surrogatepass")).hexdigest()
@@ -559,13 +567,13 @@ def finding_check(finding: LineFinding, port: str, seed: int) -> pc.ProtocolChec
         f"Found by snapkv-conformance fuzz --protocol (seed {seed}) against {port}: "
         f"{finding.verdict.verdict}: {where.rstrip('.')}. Catches: {CATCHES}"
     )
-    return pc.ProtocolCheck(check.id, description, RULE, check.send, check.expect)
+    return ProtocolCheck(check.id, description, RULE, check.send, check.expect)
 
 
-def save_check(check: pc.ProtocolCheck, directory: str | Path) -> Path:
+def save_check(check: ProtocolCheck, directory: str | Path) -> Path:
     """Write ``check`` as ``<directory>/<id>.json`` in canonical form; return the path."""
     from conformance.report.outputs import write_text
 
     path = Path(directory) / f"{check.id}.json"
-    write_text(path, pc.dumps_check(check))
+    write_text(path, dumps_check(check))
     return path

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.protocol_checks import ProtocolCheck
+    from conformance.suite.checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
 
@@ -98,9 +98,9 @@ def load_vectors(paths: Sequence[str]) -> list[Vector]:
 def load_checks(paths: Sequence[str]) -> list[ProtocolCheck]:
     """The protocol checks under ``paths`` (default: the committed suite), sorted by id; raise
     ValueError with a one-line message naming the first file that cannot be used."""
-    from conformance.protocol_checks import CheckError
-    from conformance.protocol_checks import load_checks as load
     from conformance.spec import resources
+    from conformance.suite.checks import CheckError
+    from conformance.suite.stream import load_checks as load
     from conformance.suite.vectors import VectorError
 
     try:

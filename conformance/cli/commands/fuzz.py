@@ -222,7 +222,7 @@ def _fuzz_protocol(
     args: argparse.Namespace, argv: list[str], port: str, seed: int, search: int, where: str
 ) -> int:
     """``fuzz --protocol``: raw lines, a fresh session each, a difference saved as a check."""
-    from conformance.protocol_checks import dumps_check
+    from conformance.suite.checks import dumps_check
     from conformance.tools import fuzz, protocol_fuzz
 
     sessions = args.max_examples or protocol_fuzz.DEFAULT_MAX_SESSIONS

@@ -21,6 +21,7 @@ from conformance.cli.commands._options import (
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
+from conformance.suite.checks import CheckError
 
 if TYPE_CHECKING:
     from conformance.report.terminal import RunContext
@@ -84,7 +85,6 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import protocol_checks
     from conformance.judge.checker import VectorResult
     from conformance.report import terminal
     from conformance.runner import run
@@ -172,7 +172,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         result = the_run.execute()
-    except (AdapterStartError, StartError, protocol_checks.CheckError) as error:
+    except (AdapterStartError, StartError, CheckError) as error:
         return stop(str(error))
     except VectorError as error:
         return stop(f"invalid vectors: {error}")

@@ -31,8 +31,10 @@ from conformance.policy.reference import new_policy
 from conformance.report import outputs
 from conformance.spec.errors import KitError
 from conformance.spec.protocol import decoded
+from conformance.suite.checks import check_files, check_problems
 from conformance.suite.vectors import Call, Vector, dumps_vector
 from conformance.tools.generate.builders import Builder, DesignError, Draft, all_builders
+from conformance.tools.generate.checks import build_checks
 
 #: Suite subdirectories of recorded vectors, which no builder makes.
 RECORDED_DIRS = ("real",)
@@ -141,11 +143,10 @@ def build_suite(
 
 def _protocol_check_files(validate: bool) -> dict[str, str]:
     """The protocol checks (``protocol/*.json``), generated beside the vectors."""
-    from conformance import protocol_checks
 
-    files = protocol_checks.check_files(protocol_checks.build_checks())
+    files = check_files(build_checks())
     for relative, text in files.items():
-        problems = protocol_checks.check_problems(json.loads(text), relative) if validate else []
+        problems = check_problems(json.loads(text), relative) if validate else []
         if problems:
             raise GenerationError(f"invalid protocol check {relative}:\n  " + "\n  ".join(problems))
     return files

@@ -6,7 +6,7 @@ other draft: the calls are kept (weights as the file writes them), every expecta
 recomputed (a refusal must still be a refusal of the same kind), and the vector is written to
 ``vectors/<id>.json``. Dropping a file into ``vectors/`` directly would not survive
 ``snapkv-conformance generate``. A protocol check found by ``fuzz --protocol`` may be kept
-there too; :mod:`conformance.protocol_checks` generates those.
+there too; :mod:`conformance.suite.checks` generates those.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ FINDINGS = Path(__file__).resolve().parent / "findings"
 def findings() -> Iterator[Draft]:
     for path in sorted(FINDINGS.glob("*.json")) if FINDINGS.is_dir() else ():
         if is_protocol_check_file(path):
-            continue  # found by fuzz --protocol: conformance.protocol_checks generates it
+            continue  # found by fuzz --protocol: conformance.suite.checks generates it
         vector = load_vector(path)
         pins, catches = split_description(vector.description)
         draft = Draft(

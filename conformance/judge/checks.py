@@ -1,0 +1,244 @@
+"""Judging a protocol check (SPEC.md §3, §5): the adapter's answer lines against the check's
+expectations, the first fault deciding. Pure: lines in, a frozen verdict out.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from conformance.judge.checker import (
+    CRASH,
+    PASS,
+    PROTOCOL_ERROR,
+    TIMEOUT,
+    UNEXPECTED_REFUSAL,
+    UNEXPECTED_SUCCESS,
+    WRONG_ERROR_KIND,
+    WRONG_VICTIMS,
+)
+from conformance.spec.protocol import DecodeError, decode
+from conformance.suite.checks import ProtocolCheck, line_of, op_of
+
+
+@dataclass(frozen=True)
+class CheckVerdict:
+    """The verdict on one check. ``line`` is the index of the request line it is about."""
+
+    verdict: str
+    message: str = ""
+    line: int | None = None
+    op: str | None = None
+    expected: Any = None
+    actual: Any = None
+
+    @property
+    def passed(self) -> bool:
+        return self.verdict == PASS
+
+
+def judge_check(
+    check: ProtocolCheck,
+    answers: Sequence[bytes],
+    *,
+    exit_status: int | None = 0,
+    timed_out: bool = False,
+) -> CheckVerdict:
+    """Judge the adapter's answer lines to ``check`` (SPEC §3), the first fault deciding.
+
+    ``exit_status`` is the adapter's status after its input was closed (None: still running
+    when the answers stopped). Capabilities come from the first answer, a hello's.
+    """
+    data = check.payload
+    announced = _capabilities(answers[0]) if answers else ()
+    for index, item in enumerate(check.expect):
+        line = item["line"]
+        request = line_of(data, line)
+        op = op_of(request)
+
+        def verdict(
+            kind: str,
+            message: str,
+            expected: Any = None,
+            actual: Any = None,
+            request: bytes = request,
+            line: int = line,
+            op: str | None = op,
+        ) -> CheckVerdict:
+            return CheckVerdict(
+                kind,
+                f"{check.rule}: {_show(request)}: {message}",
+                line,
+                op or "line",
+                expected,
+                actual,
+            )
+
+        if index >= len(answers):
+            if timed_out:
+                return verdict(TIMEOUT, "no answer before the timeout")
+            if exit_status not in (0, None):
+                return verdict(
+                    CRASH, f"the adapter exited with status {exit_status} before answering"
+                )
+            return verdict(PROTOCOL_ERROR, "no answer (the adapter stopped answering)")
+        fault = _answer_fault(item, answers[index], announced)
+        if fault is not None:
+            kind, message, expected, actual = fault
+            skipped = set(range(line)) - {other["line"] for other in check.expect}
+            if kind == PROTOCOL_ERROR and skipped and "id" in message:
+                message += " (the answers are out of step: was a blank line answered?)"
+            return verdict(kind, message, expected, actual)
+    if len(answers) > len(check.expect):
+        extra = answers[len(check.expect)]
+        return CheckVerdict(
+            PROTOCOL_ERROR,
+            f"{check.rule}: {len(answers)} answers to {len(check.expect)} lines that call for "
+            f"one (a blank line, a line after bye, or a second value on a line answered): the "
+            f"extra answer is {_show(extra)}",
+            None,
+            None,
+            len(check.expect),
+            len(answers),
+        )
+    if timed_out:
+        return CheckVerdict(TIMEOUT, "the adapter did not exit at the end of its input")
+    if exit_status not in (0, None):
+        return CheckVerdict(
+            CRASH, f"SPEC.md §3.2: end of input ends the session with status 0, not {exit_status}"
+        )
+    return CheckVerdict(PASS)
+
+
+def _capabilities(first: bytes) -> tuple[str, ...]:
+    try:  # nested past the codec's limit is a DecodeError, never a RecursionError
+        hello = decode(first)
+    except DecodeError:
+        return ()
+    capabilities = hello.get("capabilities") if isinstance(hello, dict) else None
+    if not isinstance(capabilities, list):
+        return ()
+    return tuple(c for c in capabilities if isinstance(c, str))
+
+
+def _answer_fault(
+    item: Mapping[str, Any], raw: bytes, announced: Sequence[str]
+) -> tuple[str, str, Any, Any] | None:
+    try:
+        answer = decode(raw)
+    except DecodeError:
+        return PROTOCOL_ERROR, f"the answer is not a JSON line: {_show(raw)}", None, None
+    if not isinstance(answer, dict):
+        return PROTOCOL_ERROR, f"the answer is not a JSON object: {_show(raw)}", None, None
+    wanted = dict(item)
+    without = wanted.pop("without", None)
+    if without is not None and without["capability"] not in announced:
+        wanted = {
+            "line": item["line"],
+            "id": item["id"],
+            **{k: v for k, v in without.items() if k != "capability"},
+        }
+    fault = _outcome_fault(wanted, answer)
+    for other in item.get("latitude", ()):
+        if fault is not None and _outcome_fault({"line": item["line"], **other}, answer) is None:
+            return None
+    return fault
+
+
+def _outcome_fault(
+    item: Mapping[str, Any], answer: dict[str, Any]
+) -> tuple[str, str, Any, Any] | None:
+    if "id" not in answer or not _same_integer(answer["id"], item["id"]):
+        got = _json(answer["id"]) if "id" in answer else "no id"
+        want = _json(item["id"])
+        why = (
+            "an integer id is echoed as the same integer"
+            if item["id"] is not None
+            else 'a request without an integer id gets "id": null'
+        )
+        return (
+            PROTOCOL_ERROR,
+            f"answered with id {got}, expected {want} ({why})",
+            {"id": item["id"]},
+            {"id": answer.get("id")},
+        )
+    ok = answer.get("ok")
+    if not isinstance(ok, bool):
+        return PROTOCOL_ERROR, f"the answer's ok is {_json(ok)}, not true or false", None, None
+    expected = {"error": item["error"]} if not item["ok"] else "ok"
+    if item["ok"] and not ok:
+        kind = _kind(answer)
+        return (
+            UNEXPECTED_REFUSAL,
+            f"refused with {kind}, expected it to succeed",
+            expected,
+            {"error": kind},
+        )
+    if not item["ok"] and ok:
+        return (
+            UNEXPECTED_SUCCESS,
+            f"answered ok, expected a refusal with {item['error']}",
+            expected,
+            "ok",
+        )
+    if not item["ok"]:
+        kind = _kind(answer)
+        if kind != item["error"]:
+            return (
+                WRONG_ERROR_KIND,
+                f"refused with {kind}, expected {item['error']}",
+                expected,
+                {"error": kind},
+            )
+        return None
+    if "victims" in item:
+        victims = answer.get("victims")
+        if not isinstance(victims, list):
+            return (
+                PROTOCOL_ERROR,
+                f"victims is {_json(victims) if 'victims' in answer else 'missing'}, not a list",
+                item["victims"],
+                victims,
+            )
+        if victims != item["victims"] or not all(
+            _same_integer(v, w) for v, w in zip(victims, item["victims"], strict=False)
+        ):
+            return (
+                WRONG_VICTIMS,
+                f"evicted {_json(victims)}, expected {_json(item['victims'])}",
+                item["victims"],
+                victims,
+            )
+    if "protocol" in item and not _same_integer(answer.get("protocol"), item["protocol"]):
+        return (
+            PROTOCOL_ERROR,
+            f"hello answered protocol {_json(answer.get('protocol'))}, not 1",
+            None,
+            None,
+        )
+    return None
+
+
+def _kind(answer: dict[str, Any]) -> str:
+    error = answer.get("error")
+    kind = error.get("kind") if isinstance(error, dict) else None
+    return kind if isinstance(kind, str) else f"no error kind ({_json(error)})"
+
+
+def _same_integer(got: Any, want: Any) -> bool:
+    if want is None:
+        return got is None
+    return type(got) is int and got == want
+
+
+def _json(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=True, allow_nan=True)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def _show(line: bytes) -> str:
+    """A request or answer line as a porter can read it: escaped, capped."""
+    text = repr(bytes(line[:60]))[1:]
+    return text + ("..." if len(line) > 60 else "")

@@ -1,0 +1,306 @@
+"""Protocol checks as files (SPEC.md §4.4): the model, the one reader and writer of their
+layout, and their expectations, which are the reference adapter's answers.
+
+A vector records policy calls; the runner encodes them, so it never sends a line a careful
+encoder would not write. A protocol check is the other half: exact bytes (invalid UTF-8, a
+byte-order mark, CRLF, blank lines, ``NaN``, ids beyond 2^53 ...) written to a new adapter
+process, whose answers are judged line by line (:mod:`conformance.judge.checks`). Each check is
+one file ``vectors/protocol/<name>.json`` (format ``snapkv-protocol-check/1``, schema
+``schema/protocol-check.schema.json``) naming the SPEC rule it tests and the porting bug it
+catches.
+
+- :func:`load_check` reads a file as ``run`` does: the strict codec, the schema, and the rules
+  without which a check cannot be run (each ``expect`` names a line that was sent and calls for
+  an answer); :func:`check_problems` adds ``validate``'s: the id matches the path, and the
+  expectations are what the reference answers (:func:`realize`).
+- :func:`dumps_check` writes the canonical layout.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from conformance.adapter.server import serve
+from conformance.spec.protocol import DecodeError, decode, decode_strict_file
+from conformance.spec.schemas import schema_problems
+
+CHECK_FORMAT = "snapkv-protocol-check/1"
+
+
+THEME = "protocol"
+
+
+#: The optional op whose answers depend on the adapter's announced capabilities.
+SCORES = "scores"
+
+
+CHECK_SCHEMA = "protocol-check.schema.json"
+
+
+class CheckError(Exception):
+    """A protocol-check file that cannot be used: names the file and the reason."""
+
+
+@dataclass(frozen=True)
+class ProtocolCheck:
+    """One check: the bytes to send and the answers they must get, in order.
+
+    ``send`` holds text chunks (sent UTF-8 encoded) and ``{"hex": ...}`` chunks (sent as
+    those bytes). ``expect`` has one entry per line that calls for an answer: ``line`` (its
+    index among the payload's LF-separated lines), the ``id`` the answer must carry, ``ok``,
+    and ``error`` (a refusal's kind), ``victims`` or ``protocol`` where they are judged.
+    ``without`` is the answer due instead when the adapter did not announce ``scores``;
+    ``latitude`` lists other answers SPEC lets a port give (its implementation limits).
+    """
+
+    id: str
+    description: str
+    rule: str
+    send: tuple[Any, ...]
+    expect: tuple[Mapping[str, Any], ...]
+    path: Path | None = field(default=None, compare=False)
+
+    @property
+    def payload(self) -> bytes:
+        return payload(self.send)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "format": CHECK_FORMAT,
+            "id": self.id,
+            "description": self.description,
+            "rule": self.rule,
+            "send": list(self.send),
+            "expect": [dict(item) for item in self.expect],
+        }
+
+    @classmethod
+    def from_json(cls, data: Any, path: str | Path | None = None) -> ProtocolCheck:
+        if not isinstance(data, dict) or data.get("format") != CHECK_FORMAT:
+            raise CheckError(f"{path}: not a {CHECK_FORMAT} document")
+        try:
+            return cls(
+                id=data["id"],
+                description=data["description"],
+                rule=data["rule"],
+                send=tuple(data["send"]),
+                expect=tuple(data["expect"]),
+                path=Path(path) if path is not None else None,
+            )
+        except (KeyError, TypeError) as error:
+            raise CheckError(f"{path}: missing or malformed field {error}") from None
+
+
+def payload(send: Sequence[Any]) -> bytes:
+    out = bytearray()
+    for chunk in send:
+        out += bytes.fromhex(chunk["hex"]) if isinstance(chunk, dict) else chunk.encode("utf-8")
+    return bytes(out)
+
+
+def answered_lines(data: bytes) -> list[int]:
+    """Indices of the LF-separated lines of ``data`` that call for an answer (SPEC §3.1):
+    every line but blank ones; a last line without LF counts."""
+    lines = data.split(b"\n")
+    if lines and lines[-1] == b"":
+        lines.pop()
+    return [i for i, line in enumerate(lines) if line.strip(b" \t\r")]
+
+
+def line_of(data: bytes, index: int) -> bytes:
+    return data.split(b"\n")[index]
+
+
+def is_check_document(data: Any) -> bool:
+    return isinstance(data, dict) and data.get("format") == CHECK_FORMAT
+
+
+def dumps_check(check: ProtocolCheck) -> str:
+    """The canonical text of a check file: one chunk and one expected answer per line."""
+    data = check.to_json()
+    head = [
+        f"  {json.dumps(key)}: {_compact(data[key])},"
+        for key in ("format", "id", "description", "rule")
+    ]
+    send = ",\n".join(f"    {_compact(chunk)}" for chunk in data["send"])
+    expect = ",\n".join(f"    {_compact(item)}" for item in data["expect"])
+    return (
+        "{\n" + "\n".join(head) + f'\n  "send": [\n{send}\n  ],\n  "expect": [\n{expect}\n  ]\n}}\n'
+    )
+
+
+def _compact(value: Any) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+
+
+def check_files(checks: Sequence[ProtocolCheck]) -> dict[str, str]:
+    """``{relative path: text}`` for the suite directory."""
+    return {f"{check.id}.json": dumps_check(check) for check in checks}
+
+
+def load_check(path: str | Path) -> ProtocolCheck:
+    """Read one check file as ``run`` reads it; raise :class:`CheckError` naming the file and,
+    for a file that is not strict JSON within the codec's limits, that the schema refuses, or
+    whose expectations cannot be judged, the JSON pointer and the reason, as ``validate``
+    would say it."""
+    path = Path(path)
+    try:
+        data = decode_strict_file(path.read_bytes())
+    except OSError as error:
+        raise CheckError(f"{path}: cannot read: {error.strerror or error}") from None
+    except DecodeError as error:
+        raise CheckError(f"{path}: not a valid JSON file: {error}") from None
+    for problem in schema_problems(data, path, CHECK_SCHEMA):
+        raise CheckError(f"{path}: {problem.pointer or '/'}: {problem.reason}")
+    check = ProtocolCheck.from_json(data, path)
+    for problem in structure_problems(check):
+        raise CheckError(f"{path}: {problem}")
+    return check
+
+
+def structure_problems(check: ProtocolCheck) -> list[str]:
+    """What makes ``check`` impossible to judge, beyond the schema: every expectation names a
+    line that was sent and calls for an answer (SPEC.md §3.1), in the order they are sent."""
+    answered = set(answered_lines(check.payload))
+    problems = []
+    previous = -1
+    for index, item in enumerate(check.expect):
+        line = item["line"]
+        if line not in answered:
+            problems.append(
+                f"/expect/{index}/line: {line} is not a line of the sent bytes that calls for "
+                f"an answer (those are {sorted(answered)})"
+            )
+        elif line <= previous:
+            problems.append(f"/expect/{index}/line: {line} comes after line {previous}")
+        previous = max(previous, line)
+    return problems
+
+
+@dataclass(frozen=True)
+class CheckDraft:
+    """A check as written: bytes to send and the intended outcome of each answered line
+    (``"ok"`` or an error kind); the generator fills in the reference's answers."""
+
+    name: str
+    rule: str
+    pins: str
+    catches: str
+    send: tuple[Any, ...]
+    outcomes: tuple[str, ...]
+    latitude: Mapping[int, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{THEME}/{self.name}"
+
+
+class DesignError(Exception):
+    """A check whose intended outcomes the reference does not give."""
+
+
+def reference_answers(data: bytes) -> list[bytes]:
+    """What the reference adapter answers to ``data``, line by line."""
+    out = io.BytesIO()
+    serve(io.BytesIO(data), out)
+    return out.getvalue().splitlines()
+
+
+def realize(draft: CheckDraft) -> ProtocolCheck:
+    """Replay ``draft`` on the reference and record its answers as the expectations."""
+    data = payload(draft.send)
+    answers = [json.loads(line) for line in reference_answers(data)]
+    lines = answered_lines(data)
+    ended = _bye_index(data, lines)
+    lines = lines[: ended + 1] if ended is not None else lines
+    if len(answers) != len(lines) or len(answers) != len(draft.outcomes):
+        raise DesignError(
+            f"{draft.id}: {len(lines)} answered lines, {len(draft.outcomes)} outcomes, "
+            f"{len(answers)} answers from the reference"
+        )
+    expect: list[dict[str, Any]] = []
+    for line, answer, outcome in zip(lines, answers, draft.outcomes, strict=True):
+        got = "ok" if answer["ok"] else answer["error"]["kind"]
+        if got != outcome:
+            raise DesignError(f"{draft.id}: line {line} meant {outcome}, the reference says {got}")
+        item: dict[str, Any] = {"line": line, "id": answer["id"], "ok": answer["ok"]}
+        if not answer["ok"]:
+            item["error"] = got
+        if "victims" in answer:
+            item["victims"] = answer["victims"]
+        if "protocol" in answer:
+            item["protocol"] = answer["protocol"]
+        if op_of(line_of(data, line)) == SCORES:
+            # The reference announces scores; an adapter that does not must refuse it.
+            item["without"] = {"capability": SCORES, "ok": False, "error": "unsupported"}
+        index = len(expect)
+        if index in draft.latitude:
+            item["latitude"] = [dict(other) for other in draft.latitude[index]]
+        expect.append(item)
+    return ProtocolCheck(
+        id=draft.id,
+        description=f"{draft.pins} Catches: {draft.catches.removesuffix('.')}.",
+        rule=draft.rule,
+        send=draft.send,
+        expect=tuple(expect),
+    )
+
+
+def _bye_index(data: bytes, lines: Sequence[int]) -> int | None:
+    for position, line in enumerate(lines):
+        if op_of(line_of(data, line)) == "bye":
+            return position
+    return None
+
+
+def op_of(line: bytes) -> str | None:
+    try:
+        request = decode(line)
+    except DecodeError:
+        return None
+    op = request.get("op") if isinstance(request, dict) else None
+    return op if isinstance(op, str) else None
+
+
+def check_problems(data: Any, path: str | Path | None) -> list[str]:
+    """Schema problems, then the rules the schema cannot state: the id matches the path, the
+    expectations are the reference's answers."""
+    problems = [
+        f"{error.pointer or '/'}: {error.reason}"
+        for error in schema_problems(data, path, CHECK_SCHEMA)
+    ]
+    if problems:
+        return problems
+    check = ProtocolCheck.from_json(data, path)
+    problems.extend(structure_problems(check))
+    if problems:
+        return problems
+    if path is not None and not Path(path).as_posix().endswith(f"{check.id}.json"):
+        problems.append(f"/id: {check.id!r} does not match the file's path")
+    try:
+        reference = realize(
+            CheckDraft(
+                check.id.removeprefix(f"{THEME}/"),
+                check.rule,
+                check.description,
+                "",
+                check.send,
+                tuple("ok" if item["ok"] else item["error"] for item in check.expect),
+                {
+                    i: tuple(item["latitude"])
+                    for i, item in enumerate(check.expect)
+                    if "latitude" in item
+                },
+            )
+        )
+    except (DesignError, ValueError) as error:
+        problems.append(f"/expect: not what the reference answers: {error}")
+        return problems
+    if reference.expect != check.expect:
+        problems.append("/expect: not what the reference answers")
+    return problems
