@@ -383,3 +383,52 @@ def test_run_refuses_a_check_file_validate_refuses(tmp_path: Path, edit, words: 
         assert done.returncode == 2, (command, done.stdout, done.stderr)
         said = done.stdout + done.stderr
         assert "Traceback" not in said and str(broken) in said and words in said, said
+
+
+def test_a_check_s_huge_wrong_answer_is_kept_bounded() -> None:
+    """Case 3: 520,000 victims in a check's answer: the verdict keeps a capped list (as vector
+    results do), so the report stays small."""
+    import json as json_module
+
+    huge = adapter(
+        SERVE
+        + """
+import json
+for line in sys.stdin.buffer:
+    answer = session.handle_line(line)
+    if answer is None:
+        continue
+    if b'"evict"' in line:
+        answer = {**answer, "victims": list(range(520_000))}
+    sys.stdout.buffer.write(json.dumps(answer).encode() + b"\\n")
+    sys.stdout.buffer.flush()
+"""
+    )
+    check = next(c for c in CHECKS.values() if any("victims" in item for item in c.expect))
+    verdict, _ = run_check(check, huge, timeout=60)
+    assert verdict.verdict != PASS
+    assert len(json_module.dumps(verdict.actual)) < 20_000 and len(verdict.message) < 2_000
+
+
+def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
+    """Case 7b: a 1 MiB refusal message on each of a vector's 257 evicts. The answers are
+    capped as each is read, not when the vector settles, so the run's memory stays near its
+    baseline instead of growing by a quarter of a gigabyte."""
+    script = (
+        "import resource, sys\n"
+        "from conformance.cli import main\n"
+        "status = main(['run', '-k', 'summation/window-256-trap', '--adapter', sys.argv[1]])\n"
+        "print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
+    )
+    broken = shlex.join(
+        [
+            sys.executable,
+            str(Path(__file__).resolve().parent / "broken_adapters" / "huge_refusals.py"),
+        ]
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, broken], capture_output=True, text=True, timeout=300
+    )
+    status, peak_mb = done.stdout.split()[-2:]
+    assert status == "1", done.stdout[-2000:] + done.stderr[-2000:]
+    assert int(peak_mb) < 120, f"peak {peak_mb} MB"

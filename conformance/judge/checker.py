@@ -23,12 +23,10 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from conformance.spec.protocol import answer_problem
-from conformance.spec.text import capped, capped_list, json_text
+from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, capped, capped_list, json_text
 from conformance.suite.vectors import Call, Vector
 
 #: What a result keeps of an adapter's text and of its lists (see :func:`kept`).
-KEEP_TEXT = 1000
-KEEP_ITEMS = 1000
 
 PASS = "pass"
 WRONG_VICTIMS = "wrong-victims"

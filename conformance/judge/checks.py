@@ -18,6 +18,7 @@ from conformance.judge.checker import (
     UNEXPECTED_SUCCESS,
     WRONG_ERROR_KIND,
     WRONG_VICTIMS,
+    kept,
 )
 from conformance.spec.protocol import DecodeError, decode
 from conformance.suite.checks import ProtocolCheck, line_of, op_of
@@ -72,8 +73,8 @@ def judge_check(
                 f"{check.rule}: {_show(request)}: {message}",
                 line,
                 op or "line",
-                expected,
-                actual,
+                kept(expected),  # an adapter's answer can be huge: what is kept is bounded
+                kept(actual),
             )
 
         if index >= len(answers):

@@ -53,6 +53,12 @@ def _escape_char(match: re.Match[str]) -> str:
     return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
 
 
+#: What is kept of an adapter's text and of its lists once read (a refusal's message, an
+#: answer's values in a result): enough to read, bounded whatever the adapter sends.
+KEEP_TEXT = 1000
+KEEP_ITEMS = 1000
+
+
 def capped(text: str, limit: int) -> str:
     """``text`` cut to its first ``limit`` characters, with a note of how many were cut."""
     if len(text) <= limit:

@@ -39,7 +39,7 @@ from conformance.spec.protocol import (
     parse_hello_answer,
     validate_message,
 )
-from conformance.spec.text import json_text
+from conformance.spec.text import KEEP_TEXT, capped, json_text
 from conformance.transport import pipes, process
 
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
@@ -210,6 +210,45 @@ def prepare(requests: Sequence[Mapping[str, Any]] | Prepared) -> Prepared:
 def encode_body(request: Mapping[str, Any]) -> bytes:
     """A request as compact JSON minus its opening ``{``, plus the newline: ``"op":...}\\n``."""
     return protocol.encode_body(request)
+
+
+#: The answer fields judging reads (SPEC.md §3.2, §3.3); an extension's extra fields are
+#: allowed and not kept.
+_JUDGED = frozenset(
+    {"id", "ok", "error", "victims", "positions", "sums", "pooled", "protocol"}
+    | {"implementation", "capabilities"}
+)
+
+
+def _bounded(answer: dict[str, Any]) -> dict[str, Any]:
+    """``answer`` as it is held until its vector is judged: a refusal's message capped at
+    :data:`~conformance.spec.text.KEEP_TEXT` characters and fields no rule reads dropped, so
+    that what a vector holds in flight is bounded by its calls, not by what the adapter
+    writes (a 1 MiB message on every evict). Lists judged whole (victims) are kept whole."""
+    if answer.keys() <= _JUDGED and _small_error(answer.get("error")):
+        return answer  # nearly every answer: nothing to cut
+    bounded = {key: value for key, value in answer.items() if key in _JUDGED}
+    error = bounded.get("error")
+    if isinstance(error, str):  # not an object: judged as such, and shown capped
+        bounded["error"] = capped(error, KEEP_TEXT)
+    elif isinstance(error, dict):
+        message = error.get("message")
+        bounded["error"] = {
+            **({"kind": error["kind"]} if "kind" in error else {}),
+            **({"message": capped(message, KEEP_TEXT)} if isinstance(message, str) else {}),
+        }
+    return bounded
+
+
+def _small_error(error: Any) -> bool:
+    """Whether a refusal's ``error`` (or its absence) is already within bounds."""
+    if isinstance(error, str):
+        return len(error) <= KEEP_TEXT
+    if not isinstance(error, dict):
+        return True
+    message = error.get("message")
+    short = not isinstance(message, str) or len(message) <= KEEP_TEXT
+    return short and error.keys() <= {"kind", "message"}
 
 
 def _status_text(status: int | None) -> str:
@@ -437,7 +476,7 @@ class AdapterProcess(_Adapter):
             answer = self._decode(line, index, ticket.first, answers)
             if ops:
                 self._check_schema(answer, ops[index], index, answers)
-            answers.append(answer)
+            answers.append(_bounded(answer))
         return answers
 
     def _check_schema(
