@@ -432,3 +432,33 @@ def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
     status, peak_mb = done.stdout.split()[-2:]
     assert status == "1", done.stdout[-2000:] + done.stderr[-2000:]
     assert int(peak_mb) < 120, f"peak {peak_mb} MB"
+
+
+# -- a vector run refuses what validate's loader refuses -----------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("weight", "where"),
+    [("-1.0", "/calls/4"), ("1e400", "/calls/4"), ("9" * 5000, "/: not valid JSON: an integer")],
+    ids=["negative", "beyond-float64", "5000-digits"],
+)
+def test_a_weight_the_schema_refuses_stops_the_run_at_that_file(
+    tmp_path: Path, weight: str, where: str
+) -> None:
+    """Case 9: a vector whose call that must succeed holds a weight the schema refuses is
+    refused when its turn comes, before any of its requests, exit 2 naming the file, the
+    pointer and the reason (it used to run, then the triage's reload raised and no report
+    was written); the JUnit file still says why."""
+    source = suite_dir() / "ties" / "lower-position-first.json"
+    text = source.read_text().replace('"attn":[1.0,0.5,0.5]', f'"attn":[1.0,{weight},0.5]')
+    bad = tmp_path / "suite" / "ties" / "lower-position-first.json"
+    bad.parent.mkdir(parents=True)
+    bad.write_text(text)
+    junit = tmp_path / "junit.xml"
+    done = kit("run", str(tmp_path / "suite"), "--junit", str(junit))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
+    assert f"{bad}: {where}" in done.stderr, done.stderr
+    assert "cannot run" not in done.stderr and junit.read_text().count("<error ") == 1
+    validated = kit("validate", str(tmp_path / "suite"))
+    assert validated.returncode == 2 and str(bad) in validated.stdout

@@ -25,6 +25,7 @@ from __future__ import annotations
 import enum
 import json
 import re
+import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NoReturn
@@ -126,6 +127,11 @@ def decode(
     except DecodeError:
         raise
     except ValueError as error:  # json.JSONDecodeError, or an integer over Python's digit limit
+        if "integer string conversion" in str(error):
+            raise DecodeError(
+                f"an integer literal of more than {sys.get_int_max_str_digits()} digits "
+                "(SPEC.md §3.1: beyond the kit's limits)"
+            ) from None
         raise DecodeError(str(error)) from None
     # Fewer brackets than the limit cannot nest deeper than it: the common case costs two scans.
     if text.count("[") + text.count("{") > max_depth and nesting_depth(value) > max_depth:

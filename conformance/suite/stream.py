@@ -45,7 +45,15 @@ from conformance.transport.session import Prepared
 #: How much of a file's head is read for its id.
 HEAD = 4096
 _ID_LINE = re.compile(rb'\A\{\n(?:  "[a-z]+": [^\n]*,\n)*?  "id": ("(?:[^"\\\n]|\\.)*"),\n')
-_NUMBER = rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?"
+#: A weight the schema certainly accepts, read from its text alone: not negative, and either
+#: below 10^38 without a positive exponent, or one digit before the point with an exponent of
+#: at most 37 (below the float32 maximum, 3.4e38, either way). Any other spelling (a sign,
+#: a longer integer, a larger exponent: ``rounding/`` vectors) is read whole and judged by the
+#: schema, so that ``run`` refuses exactly what ``validate``'s loader refuses.
+_NUMBER = (
+    rb"(?:(?:0|[1-9][0-9]{0,37})(?:\.[0-9]+)?(?:[eE]-[0-9]+)?"
+    rb"|[1-9](?:\.[0-9]+)?[eE]\+?(?:[0-2]?[0-9]|3[0-7]))"
+)
 _ATTN = re.compile(rb"null|\[(?:" + _NUMBER + rb"(?:," + _NUMBER + rb")*)?\]")
 _STEP = re.compile(rb'\{"op":"step","pos":(0|[1-9][0-9]{0,18}),"attn":')
 _EVICT = b'"op":"evict"}\n'
