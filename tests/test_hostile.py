@@ -462,3 +462,41 @@ def test_a_weight_the_schema_refuses_stops_the_run_at_that_file(
     assert "cannot run" not in done.stderr and junit.read_text().count("<error ") == 1
     validated = kit("validate", str(tmp_path / "suite"))
     assert validated.returncode == 2 and str(bad) in validated.stdout
+
+
+# -- fuzz ---------------------------------------------------------------------------------------
+
+
+def test_fuzz_escapes_an_adapter_s_name_and_writes_nothing_in_the_working_directory(
+    tmp_path: Path,
+) -> None:
+    """Cases 14 and 18: a name holding a screen clear, an OSC title, BEL and CR reaches the
+    terminal escaped; and fuzz leaves no ``.hypothesis/`` (nor anything else) behind."""
+    name = "port\x1b[2J\x1b]0;pwned\x07\r"
+    hostile = adapter(
+        SERVE.replace(
+            "session = Session()",
+            f"session = Session(implementation={{'name': {name!r}, 'language': 'x', "
+            "'version': '1'})",
+        )
+        + "\nserve()\n"
+    )
+    done = kit(
+        "fuzz", "--adapter", shlex.join(hostile), "--max-examples", "5", "--seed", "1", cwd=tmp_path
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    for raw in ("\x1b", "\x07", "\r"):
+        assert raw not in done.stdout + done.stderr
+    assert "port\\e[2J" in done.stdout
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_port_name_holding_catches_does_not_move_the_marker() -> None:
+    """Case 15: what a description pins may quote a port; its "Catches:" is the kit's last."""
+    from conformance.spec.text import split_description
+
+    text = "Found against port (Catches: nothing): a difference. Catches: the kit's words."
+    assert split_description(text) == (
+        "Found against port (Catches: nothing): a difference.",
+        "the kit's words.",
+    )

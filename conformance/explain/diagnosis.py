@@ -41,7 +41,7 @@ from conformance.judge.checker import (
     show_positions,
 )
 from conformance.spec.protocol import scores_problem
-from conformance.spec.text import catches_of, json_text
+from conformance.spec.text import catches_of, json_text, split_description
 from conformance.suite.vectors import Vector
 
 _show_positions = show_positions
@@ -370,8 +370,7 @@ def pinned_behaviour(vector: Vector, result: Verdict | VectorResult) -> bool:
 def elsewhere(vector: Vector, result: Verdict | VectorResult) -> str:
     """For a failure away from what ``vector`` pins: what it pins, and where the port failed."""
     kind, calls = pinned_calls(vector)
-    pins, marker, _ = vector.description.partition("Catches:")
-    pins = (pins if marker else vector.description).strip().rstrip(".")
+    pins = split_description(vector.description)[0].rstrip(".")
     where = "" if result.call_index is None else f" at call {result.call_index} ({result.op})"
     how = _FAILED_HOW.get(result.verdict, result.verdict)
     passed = ""

@@ -11,6 +11,7 @@ from typing import Any
 
 from conformance.judge.checker import VectorResult
 from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.spec.text import catches_of
 from conformance.suite.checks import ProtocolCheck
 from conformance.transport.raw import Transcript, talk
 
@@ -81,7 +82,7 @@ def run_checks(
             expected=verdict.expected,
             actual=verdict.actual,
             stderr_tail=session.stderr_tail if failed else "",
-            catches=check.description.partition("Catches: ")[2] if failed else "",
+            catches=catches_of(check.description) if failed else "",
             exit_status=session.exit_status,
             duration=session.duration,
             known_failure=check.id in known_failures,

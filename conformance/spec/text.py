@@ -180,10 +180,15 @@ def _mark_non_finite(value: Any, token: str) -> Any:
 
 
 def split_description(description: str) -> tuple[str, str | None]:
-    """A vector description split at :data:`CATCHES`: what it pins, and the mistakes it
-    catches (None when it does not say), each stripped."""
-    pins, marker, catches = description.partition(CATCHES)
-    return pins.strip(), (catches.strip() if marker else None)
+    """A vector or protocol-check description split at :data:`CATCHES`: what it pins, and the
+    mistakes it catches (None when it does not say), each stripped.
+
+    The marker is the *last* one: the "Catches:" text is the kit's and comes last, while what
+    it pins may quote a port (a name, an answer) that holds the word itself."""
+    pins, marker, catches = description.rpartition(CATCHES)
+    if not marker:
+        return description.strip(), None
+    return pins.strip(), catches.strip()
 
 
 def catches_of(description: str) -> str:

@@ -119,17 +119,17 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.spec.text import escape
     from conformance.suite.discovery import parse_shard
     from conformance.suite.vectors import dumps_vector
     from conformance.tools import fuzz
+    from conformance.transport.process import CommandError, split_command
     from conformance.transport.session import AdapterProcess, AdapterStartError
 
     try:
-        argv = shlex.split(args.adapter)
-    except ValueError as error:
-        return _error(f"--adapter: cannot split {args.adapter!r}: {error}")
-    if not argv:
-        return _error("--adapter is empty")
+        argv = split_command(args.adapter)
+    except CommandError as error:
+        return _error(str(error))
     problem = output_problem("--save", args.save, directory=True)
     if problem is None and args.database is not None:
         problem = output_problem("--database", args.database, directory=True)
@@ -151,7 +151,7 @@ def run(args: argparse.Namespace) -> int:
         handshake = adapter.start()
     except (AdapterStartError, OSError) as error:
         return _error(f"the adapter cannot start: {error}")
-    port = handshake.describe()
+    port = escape(handshake.describe(), one_line=True)  # the adapter's words reach a terminal
     search = fuzz.shard_seed(seed, shard)
     where = f"seed {seed}" + (
         f", shard {shard[0]}/{shard[1]} (search seed {search})" if shard else ""
@@ -198,7 +198,7 @@ def run(args: argparse.Namespace) -> int:
         path = fuzz.save_vector(vector, args.save)
     except OSError as error:
         # The finding must not be lost with the file: print the vector itself instead.
-        print(f"difference found: {finding.difference.describe(finding.scenario)}")
+        print(escape(f"difference found: {finding.difference.describe(finding.scenario)}"))
         print(dumps_vector(vector), end="")
         blocker = fuzz.in_the_way(args.save, vector)
         if blocker is not None:
@@ -208,12 +208,14 @@ def run(args: argparse.Namespace) -> int:
             )
         return _error(f"--save {args.save}: cannot write the vector (printed above): {error}")
     print(
-        f"difference found after {finding.examples_to_find} examples, shrunk to "
-        f"{len(vector.calls)} calls in {finding.shrink_attempts} more runs:\n"
-        f"  {finding.difference.describe(finding.scenario)}\n"
-        f"saved: {path}\n"
-        f"replay: snapkv-conformance run {shlex.quote(str(path))} "
-        f"--adapter {shlex.quote(args.adapter)}"
+        escape(
+            f"difference found after {finding.examples_to_find} examples, shrunk to "
+            f"{len(vector.calls)} calls in {finding.shrink_attempts} more runs:\n"
+            f"  {finding.difference.describe(finding.scenario)}\n"
+            f"saved: {path}\n"
+            f"replay: snapkv-conformance run {shlex.quote(str(path))} "
+            f"--adapter {shlex.quote(args.adapter)}"
+        )
     )
     return EXIT_FAILED
 
@@ -222,6 +224,7 @@ def _fuzz_protocol(
     args: argparse.Namespace, argv: list[str], port: str, seed: int, search: int, where: str
 ) -> int:
     """``fuzz --protocol``: raw lines, a fresh session each, a difference saved as a check."""
+    from conformance.spec.text import escape
     from conformance.suite.checks import dumps_check
     from conformance.tools import fuzz, protocol_fuzz
 
@@ -257,15 +260,17 @@ def _fuzz_protocol(
     try:
         path = protocol_fuzz.save_check(check, args.save)
     except OSError as error:
-        print(f"difference found: {finding.verdict.verdict}: {summary}")
+        print(escape(f"difference found: {finding.verdict.verdict}: {summary}"))
         print(dumps_check(check), end="")
         return _error(f"--save {args.save}: cannot write the check (printed above): {error}")
     print(
-        f"difference found after {finding.examples_to_find} sessions, shrunk to "
-        f"{len(finding.lines)} lines in {finding.shrink_attempts} more runs:\n"
-        f"  {finding.verdict.verdict}: {summary}\n"
-        f"saved: {path}\n"
-        f"replay: snapkv-conformance run {shlex.quote(str(path))} "
-        f"--adapter {shlex.quote(args.adapter)}"
+        escape(
+            f"difference found after {finding.examples_to_find} sessions, shrunk to "
+            f"{len(finding.lines)} lines in {finding.shrink_attempts} more runs:\n"
+            f"  {finding.verdict.verdict}: {summary}\n"
+            f"saved: {path}\n"
+            f"replay: snapkv-conformance run {shlex.quote(str(path))} "
+            f"--adapter {shlex.quote(args.adapter)}"
+        )
     )
     return EXIT_FAILED

@@ -10,6 +10,7 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from conformance.spec.text import split_description
 from conformance.suite.checks import (
     THEME,
     CheckDraft,
@@ -571,7 +572,8 @@ def finding_drafts() -> Iterator[CheckDraft]:
         if not is_protocol_check_file(path):
             continue  # a vector, the findings builder's
         check = load_check(path)
-        pins, _, catches = check.description.partition(" Catches: ")
+        pins, said = split_description(check.description)
+        catches = said or ""
         yield CheckDraft(
             check.id.removeprefix(f"{THEME}/"),
             check.rule,
