@@ -26,6 +26,7 @@ from conformance.judge.checker import VectorResult
 from conformance.spec.text import escape
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.vectors import Vector
+from conformance.transport.process import CommandError, split_command
 from conformance.transport.session import Handshake
 
 #: A row of the matrix: a vector or a protocol check (both have an id and a description).
@@ -44,19 +45,16 @@ class Port:
 
     @classmethod
     def parse(cls, text: str) -> Port:
-        """``NAME=CMD``, CMD split like a POSIX shell; raise ValueError saying what is wrong."""
-        import shlex
-
+        """``NAME=CMD``, CMD split like a POSIX shell (the transport's one splitter); raise
+        ValueError saying what is wrong."""
         name, sep, command = text.partition("=")
         name = name.strip()
         if not sep or not name:
             raise ValueError(f"expected NAME=CMD, got {text!r}")
         try:
-            argv = shlex.split(command)
-        except ValueError as error:
-            raise ValueError(f"{name}: cannot split {command!r}: {error}") from None
-        if not argv:
-            raise ValueError(f"{name}: the command is empty")
+            argv = split_command(command, name)
+        except CommandError as error:
+            raise ValueError(str(error)) from None
         return cls(name, tuple(argv))
 
 
