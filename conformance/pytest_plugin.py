@@ -183,10 +183,10 @@ def _load(paths: list[str]) -> tuple[list[Vector], list[ProtocolCheck]]:
     """The suite's vectors and protocol checks under ``paths`` (default: the committed suite),
     each sorted by id, read as ``run`` reads them; a file that cannot be used is a usage error
     naming it."""
+    from conformance.spec.errors import VectorError
     from conformance.spec.resources import suite_dir
     from conformance.suite.checks import CheckError, load_check
     from conformance.suite.stream import plan_suite
-    from conformance.suite.vectors import VectorError
 
     try:
         plan = plan_suite(paths or [suite_dir()])

@@ -14,14 +14,14 @@ from typing import Any
 import pytest
 
 from conformance.policy.reference import SnapKV
+from conformance.spec.protocol import encode_body
+from conformance.suite.wire import Prepared
 from conformance.transport.process import STDERR_KEEP
 from conformance.transport.session import (
     AdapterFailure,
     AdapterProcess,
     AdapterStartError,
     InProcessAdapter,
-    Prepared,
-    encode_body,
 )
 from tests.support.runner_support import (
     REFERENCE_ARGV,

@@ -8,15 +8,26 @@ import pytest
 
 from conformance.report.outputs import OutputError
 from conformance.spec import errors
-from conformance.spec.errors import EXIT_USAGE, KitError, print_error
+from conformance.spec.errors import EXIT_USAGE, KitError, VectorError, print_error
+from conformance.suite.checks import CheckError
 from conformance.suite.discovery import KnownFailuresError
-from conformance.suite.vectors import VectorError
 from conformance.tools.generate.generator import GenerationError
+from conformance.transport.process import CommandError, StartError
 from conformance.transport.session import AdapterStartError
 
 
 @pytest.mark.parametrize(
-    "error", [VectorError, KnownFailuresError, GenerationError, AdapterStartError, OutputError]
+    "error",
+    [
+        VectorError,
+        KnownFailuresError,
+        GenerationError,
+        AdapterStartError,
+        OutputError,
+        CommandError,
+        StartError,
+        CheckError,
+    ],
 )
 def test_each_stage_error_is_a_kit_error_named_in_the_map(error):
     assert issubclass(error, KitError)

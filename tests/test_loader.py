@@ -10,13 +10,13 @@ from pathlib import Path
 
 import pytest
 
+from conformance.spec.errors import VectorError
 from conformance.spec.protocol import decode, encode_body
 from conformance.spec.schemas import schema_problems, schema_validator
 from conformance.suite import wire
 from conformance.suite.validation import check_file
 from conformance.suite.vectors import (
     Vector,
-    VectorError,
     dumps_vector,
     iter_vectors,
     load_suite,

@@ -12,14 +12,10 @@ import shutil
 import pytest
 
 from conformance.spec import resources
+from conformance.spec.errors import VectorError
 from conformance.suite.checks import load_check
 from conformance.suite.stream import SuiteEntry, plan_suite, read_for_run
-from conformance.suite.vectors import (
-    VectorError,
-    is_protocol_check_file,
-    iter_vector_files,
-    load_vector,
-)
+from conformance.suite.vectors import is_protocol_check_file, iter_vector_files, load_vector
 
 
 def committed() -> list:

@@ -14,12 +14,12 @@ from conformance.judge import checker
 from conformance.runner.window import MAX_FAILED_RESTARTS, Job, Settled, Window
 from conformance.suite import wire
 from conformance.suite.vectors import Vector
+from conformance.suite.wire import prepare
 from conformance.transport.session import (
     AdapterFailure,
     AdapterStartError,
     InProcessAdapter,
     Ticket,
-    prepare,
 )
 from tests.support.runner_support import params, plain_vector, reference_vector
 

@@ -10,7 +10,7 @@ request goes out as soon as the first file is read. A vector's failure never sto
 every selected vector gets exactly one result, in suite order. What stops it is an adapter
 that cannot be started at all (or cannot shake hands), raised as
 :class:`conformance.transport.session.AdapterStartError`, or a vector file found invalid when its
-turn comes, raised as :class:`conformance.suite.vectors.VectorError`.
+turn comes, raised as :class:`conformance.spec.errors.VectorError`.
 
 Which vectors run (``-k``, shards, known failures) is :mod:`conformance.suite.discovery`.
 """

@@ -2,13 +2,18 @@
 
 Each stage of a run has its exception; all derive from :class:`KitError`:
 
-- **reading the command line**: argparse's usage error (exit 2);
-- **loading vectors**: :class:`conformance.suite.vectors.VectorError` (file, JSON pointer, reason;
-  exit 2), or :class:`conformance.suite.discovery.KnownFailuresError` for a known-failures file;
+- **reading the command line**: argparse's usage error, or
+  :class:`conformance.transport.process.CommandError` for an adapter command that cannot be
+  split (exit 2);
+- **loading the suite**: :class:`conformance.spec.errors.VectorError` (a vector or check file:
+  file, JSON pointer, reason), :class:`conformance.suite.checks.CheckError` for a
+  protocol-check file, or
+  :class:`conformance.suite.discovery.KnownFailuresError` for a known-failures file (exit 2);
 - **generating vectors**: :class:`conformance.tools.generate.generator.GenerationError` (exit 2);
-- **starting the adapter and the handshake**:
-  :class:`conformance.transport.session.AdapterStartError` (exit 2): a run cannot judge an
-  adapter that never said hello;
+- **starting an adapter**: :class:`conformance.transport.process.StartError` (the command
+  cannot run: missing, not executable, ...) and
+  :class:`conformance.transport.session.AdapterStartError` (no handshake) (exit 2): a run
+  cannot judge an adapter that never said hello;
 - **running**: nothing escapes; what goes wrong with an adapter while vectors run
   (:class:`conformance.transport.session.AdapterFailure`: crash, timeout, protocol error)
   becomes that vector's verdict, and the run goes on (exit 1 when a verdict fails the run);
@@ -17,7 +22,8 @@ Each stage of a run has its exception; all derive from :class:`KitError`:
   after everything else was written and the summary printed.
 
 Ctrl-C exits :data:`EXIT_INTERRUPTED`, SIGTERM :data:`EXIT_TERMINATED`
-(:mod:`conformance.cli`). A closed stdout does not change the exit status: the outputs are
+(:mod:`conformance.cli`): every adapter is killed at once, and ``run`` writes the outputs of
+what finished first. A closed stdout does not change the exit status: the outputs are
 still written and the status still tells pass from fail.
 """
 
@@ -25,6 +31,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from pathlib import Path
 from typing import IO
 
 from conformance.spec.text import escape
@@ -40,6 +47,17 @@ EXIT_BROKEN_PIPE = 141  # the reference adapter's reader went away, as SIGPIPE w
 
 class KitError(Exception):
     """An error that stops a command with a one-line message (see the module docstring)."""
+
+
+class VectorError(KitError):
+    """A suite file (a vector or a protocol check) that cannot be used: names the file, the
+    JSON pointer and the reason."""
+
+    def __init__(self, path: str | Path | None, pointer: str, reason: str) -> None:
+        self.path = str(path) if path is not None else "<vector>"
+        self.pointer = pointer
+        self.reason = reason
+        super().__init__(f"{self.path}: {pointer or '/'}: {reason}")
 
 
 def print_error(command: str, message: str, stream: IO[str] | None = None) -> int:

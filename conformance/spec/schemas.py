@@ -15,7 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from conformance.suite.vectors import VectorError
+from conformance.spec.errors import VectorError
 
 VECTOR_SCHEMA = "vector.schema.json"
 REQUEST_SCHEMA = "protocol/request.schema.json"

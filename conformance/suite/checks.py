@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapter.server import serve
+from conformance.spec.errors import KitError
 from conformance.spec.protocol import DecodeError, decode, decode_strict_file
 from conformance.spec.schemas import schema_problems
 
@@ -42,7 +43,7 @@ SCORES = "scores"
 CHECK_SCHEMA = "protocol-check.schema.json"
 
 
-class CheckError(Exception):
+class CheckError(KitError):
     """A protocol-check file that cannot be used: names the file and the reason."""
 
 

@@ -14,7 +14,7 @@ The loader's schema check (:func:`conformance.spec.schemas.schema_problems`, the
 ``validate``'s) is applied to every file, a step's weights aside: they are checked to be a JSON
 array of numbers, and their values are ``validate``'s to judge. A file in another layout is
 read by the loader itself (:func:`conformance.suite.vectors.load_vector`) and its requests encoded:
-the same result, only slower. Any fault is a :class:`conformance.suite.vectors.VectorError` naming
+the same result, only slower. Any fault is a :class:`conformance.spec.errors.VectorError` naming
 the file, the JSON pointer and the reason.
 """
 
@@ -28,19 +28,19 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from conformance.spec.protocol import decode
+from conformance.spec.errors import VectorError
+from conformance.spec.protocol import decode, encode_body
 from conformance.suite.checks import CheckError, ProtocolCheck, load_check
 from conformance.suite.vectors import (
     VECTOR_OPS,
     Call,
     Vector,
-    VectorError,
     is_protocol_check_head,
     iter_vector_files,
     load_vector,
     without_expect,
 )
-from conformance.transport.session import Prepared
+from conformance.suite.wire import Prepared
 
 #: How much of a file's head is read for its id.
 HEAD = 4096
@@ -230,8 +230,6 @@ def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:
         return Call(request, raw["expect"]), _EVICT, raw
     sent = without_expect(line)  # a refused call's weights are sent as written too
     if sent is None:
-        from conformance.transport.session import encode_body
-
         sent = encode_body(request)
     return Call(request, raw["expect"]), sent, raw
 

@@ -1,7 +1,7 @@
 """Validate vector files: the schema, the rules beyond it (SPEC.md §4.3), then a replay.
 
 A file is judged in three layers, and every problem of every layer is reported, each as
-``file: JSON pointer: reason`` (:class:`~conformance.suite.vectors.VectorError`):
+``file: JSON pointer: reason`` (:class:`~conformance.spec.errors.VectorError`):
 
 1. JSON: strict (no ``NaN``/``Infinity``), no duplicate keys.
 2. The schema ``schema/vector.schema.json``, with integers strict (``4.0`` is not one).
@@ -35,6 +35,7 @@ from conformance.policy.reference import (
     fast_policy,
     float32_literal,
 )
+from conformance.spec.errors import VectorError
 from conformance.spec.protocol import decode_strict_file
 from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation's public names
     REQUEST_SCHEMA,
@@ -51,7 +52,6 @@ from conformance.suite.vectors import (
     Document,
     IdRegistry,
     Vector,
-    VectorError,
     iter_vector_files,
     parse_document,
     read_document,

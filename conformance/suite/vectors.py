@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.spec.errors import KitError
+from conformance.spec.errors import VectorError
 from conformance.spec.protocol import (
     MAX_DEPTH,
     DecodeError,
@@ -37,16 +37,6 @@ DOUBLE_ROUNDING = "double-rounding"
 #: The ops a vector may record (``hello`` and ``bye`` belong to the session, ``scores`` to
 #: diagnosis: SPEC.md §4.2).
 VECTOR_OPS = ("new", "step", "evict")
-
-
-class VectorError(KitError):
-    """A vector file that cannot be used: names the file, the JSON pointer and the reason."""
-
-    def __init__(self, path: str | Path | None, pointer: str, reason: str) -> None:
-        self.path = str(path) if path is not None else "<vector>"
-        self.pointer = pointer
-        self.reason = reason
-        super().__init__(f"{self.path}: {pointer or '/'}: {reason}")
 
 
 @dataclass(frozen=True)

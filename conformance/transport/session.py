@@ -30,7 +30,6 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from conformance.spec import protocol
 from conformance.spec.errors import KitError
 from conformance.spec.protocol import (
     PROTOCOL_VERSION,
@@ -40,6 +39,7 @@ from conformance.spec.protocol import (
     validate_message,
 )
 from conformance.spec.text import KEEP_TEXT, capped, json_text
+from conformance.suite.wire import Prepared, prepare
 from conformance.transport import pipes, process
 
 #: Answers longer than this are a protocol error; the driver stops reading rather than buffer.
@@ -158,58 +158,6 @@ class Ticket:
 
     first: int
     count: int
-
-
-class Prepared:
-    """Requests (without ids) made ready for an exchange, each encoded or decoded at most once.
-
-    A process adapter sends :attr:`bodies` (each request as compact JSON without its opening
-    brace, so an id is spliced in without re-encoding the attention arrays); an in-process
-    adapter uses :attr:`requests`. Either may be given; the other is made from it when needed.
-    """
-
-    __slots__ = ("_bodies", "_requests")
-
-    def __init__(
-        self,
-        requests: Sequence[Mapping[str, Any]] | None,
-        bodies: Sequence[bytes] | None = None,
-    ) -> None:
-        """``bodies``, when given with ``requests``, must be what :func:`encode_body` makes of
-        them (or JSON text of the same values): the runner takes them from vector files."""
-        if requests is None and bodies is None:
-            raise ValueError("give requests or bodies")
-        self._requests = tuple(requests) if requests is not None else None
-        self._bodies = tuple(bodies) if bodies is not None else None
-        both = self._requests is not None and self._bodies is not None
-        if both and len(self._bodies or ()) != len(self._requests or ()):
-            raise ValueError("one body per request")
-
-    def __len__(self) -> int:
-        return len(self._bodies if self._bodies is not None else self._requests or ())
-
-    @property
-    def requests(self) -> tuple[Mapping[str, Any], ...]:
-        if self._requests is None:
-            assert self._bodies is not None
-            self._requests = tuple(decode(b"{" + body) for body in self._bodies)
-        return self._requests
-
-    @property
-    def bodies(self) -> tuple[bytes, ...]:
-        if self._bodies is None:
-            self._bodies = tuple(encode_body(request) for request in self.requests)
-        return self._bodies
-
-
-def prepare(requests: Sequence[Mapping[str, Any]] | Prepared) -> Prepared:
-    """Wrap ``requests`` for :meth:`AdapterProcess.exchange` (a no-op on a Prepared)."""
-    return requests if isinstance(requests, Prepared) else Prepared(requests)
-
-
-def encode_body(request: Mapping[str, Any]) -> bytes:
-    """A request as compact JSON minus its opening ``{``, plus the newline: ``"op":...}\\n``."""
-    return protocol.encode_body(request)
 
 
 #: The answer fields judging reads (SPEC.md §3.2, §3.3); an extension's extra fields are

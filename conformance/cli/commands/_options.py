@@ -81,7 +81,8 @@ def load_vectors(paths: Sequence[str]) -> list[Vector]:
     (the loader's check, the same as ``validate``'s), or repeats an id; or no vectors.
     """
     from conformance.spec import resources
-    from conformance.suite.vectors import VectorError, load_suite
+    from conformance.spec.errors import VectorError
+    from conformance.suite.vectors import load_suite
 
     roots = list(paths) or [str(resources.suite_dir())]
     try:
@@ -99,9 +100,9 @@ def load_checks(paths: Sequence[str]) -> list[ProtocolCheck]:
     """The protocol checks under ``paths`` (default: the committed suite), sorted by id; raise
     ValueError with a one-line message naming the first file that cannot be used."""
     from conformance.spec import resources
+    from conformance.spec.errors import VectorError
     from conformance.suite.checks import CheckError
     from conformance.suite.stream import load_checks as load
-    from conformance.suite.vectors import VectorError
 
     try:
         return load(list(paths) or [resources.suite_dir()])

@@ -89,9 +89,9 @@ def run(args: argparse.Namespace) -> int:
     from conformance.report import terminal
     from conformance.runner import run
     from conformance.spec import resources
+    from conformance.spec.errors import VectorError
     from conformance.suite import discovery
     from conformance.suite.stream import plan_suite
-    from conformance.suite.vectors import VectorError
     from conformance.transport.process import CommandError, StartError, split_command
     from conformance.transport.session import AdapterStartError
 
