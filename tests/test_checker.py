@@ -409,11 +409,11 @@ def test_a_failure_names_what_the_vector_catches(vector, answers):
         vector.calls,
     )
     index = evict_indices(described)[-1]
-    wrong = judge_with(described, answers, index, victims=[-1])
+    wrong = diagnosis.explained(described, judge_with(described, answers, index, victims=[-1]))
     assert not wrong.passed
     assert wrong.catches == "ties broken toward the higher position."
     assert checker.VectorResult.of(wrong).to_json()["catches"] == wrong.catches
-    assert checker.judge(described, answers).catches == ""
+    assert diagnosis.explained(described, checker.judge(described, answers)).catches == ""
 
 
 def test_catches_is_empty_for_a_description_without_the_marker():

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from conformance import mutants
 from conformance.adapter.replay import replay
-from conformance.explain.triage import expected_outcomes
+from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants._base import overridden
 from conformance.mutants._floats import BFLOAT16, FLOAT16, FLOAT32, round_to, to_bfloat16
 from conformance.mutants.model import HOOK_STEP, STEPS, Model

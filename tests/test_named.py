@@ -8,7 +8,7 @@ from functools import cache
 import pytest
 
 from conformance import mutants
-from conformance.explain.triage import expected_outcomes
+from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants.named import GENERIC, NAMED
 from conformance.mutants.play import compose, play
 from conformance.spec import resources

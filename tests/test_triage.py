@@ -25,6 +25,7 @@ from conformance.policy.reference import SnapKV
 from conformance.report import terminal
 from conformance.runner.run import RunResult, run_suite
 from conformance.spec import resources
+from conformance.suite.discovery import is_generated
 from conformance.suite.stream import plan_suite
 from conformance.suite.vectors import Vector, load_suite
 from conformance.transport.session import InProcessAdapter
@@ -360,7 +361,7 @@ def test_a_malformed_evict_answer_gets_no_scores_diagnosis() -> None:
 def test_designed_vectors_are_listed_before_random_and_workload_ones() -> None:
     run = run_policy(mutants.lookup("float32-accumulation").policy)
     lines = [line for line in terminal.format_summary(run).splitlines() if line.startswith("FAIL ")]
-    generated = [triage.is_generated(line.split()[1].rstrip(":")) for line in lines]
+    generated = [is_generated(line.split()[1].rstrip(":")) for line in lines]
     assert generated == sorted(generated)
     assert not generated[0] and generated[-1]
 

@@ -21,7 +21,7 @@ import math
 import struct
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from conformance.judge.checker import (
@@ -383,6 +383,16 @@ def elsewhere(vector: Vector, result: Verdict | VectorResult) -> str:
                 else "; the refusals before it were right"
             )
     return f"this vector pins: {pins}. The port failed elsewhere{passed}: {how}{where}."
+
+
+def explained(vector: Vector, verdict: Verdict) -> Verdict:
+    """``verdict`` with what it means for the porter: for a failure, the vector's "Catches:"
+    text when the port failed at what the vector pins, else where it failed instead
+    (:func:`explain_catches`). The one place a verdict is explained."""
+    if verdict.passed:
+        return verdict
+    catches, elsewhere = explain_catches(vector, verdict)
+    return replace(verdict, catches=catches, elsewhere=elsewhere)
 
 
 def explain_catches(vector: Vector, result: Verdict | VectorResult) -> tuple[str, str]:

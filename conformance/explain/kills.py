@@ -86,7 +86,7 @@ def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
     """The file's entry for ``vector``: replay every catalogued mistake (or those ``names``)
     with its scores traced, and compare with the reference's."""
     from conformance import mutants
-    from conformance.explain.triage import expected_outcomes
+    from conformance.judge.outcomes import expected_outcomes
     from conformance.mutants.model import Model
     from conformance.mutants.play import digest as answers_digest
     from conformance.mutants.play import play

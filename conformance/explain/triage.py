@@ -29,20 +29,18 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.judge.outcomes import (
+    DIES,
+    Outcome,
+    expected_outcomes,
+)
+from conformance.suite.discovery import is_generated
 from conformance.suite.vectors import Vector
-
-#: One call's answer as triage compares it: ``("ok",)``, ``("victims", (...))``,
-#: ``("error", kind)``, ``("dies",)`` (a crash or a hang) or ``("malformed",)`` (an answer
-#: that breaks the protocol's shape, which no catalogued mistake produces).
-Outcome = tuple[Any, ...]
-OK: Outcome = ("ok",)
-DIES: Outcome = ("dies",)
-MALFORMED: Outcome = ("malformed",)
 
 #: The beam: how many candidates are extended at each depth, by how many mistakes each, and
 #: how many mistakes a candidate may hold; then how many of the best are replayed exactly.
@@ -69,49 +67,6 @@ GROUPS: tuple[tuple[str, str], ...] = (
 
 
 # -- what the port answered ------------------------------------------------------------------
-
-
-def answer_outcome(answer: Mapping[str, Any], op: str) -> Outcome:
-    """What one answer decides, for comparison with a mistake's; never raises."""
-    from conformance.judge.checker import answer_problem
-
-    if not isinstance(answer, Mapping) or answer_problem(answer, op) is not None:
-        return MALFORMED
-    if answer["ok"] is not True:
-        return ("error", answer["error"]["kind"])
-    if op == "evict":
-        victims = answer["victims"]
-        if not isinstance(victims, list) or not all(type(v) is int for v in victims):
-            return MALFORMED
-        return ("victims", tuple(victims))
-    return OK
-
-
-def answer_outcomes(
-    vector: Vector, answers: Sequence[Mapping[str, Any]], failure_kind: str | None = None
-) -> tuple[Outcome, ...]:
-    """The port's outcomes for ``vector``: one per answer, then ``dies``/``malformed`` when the
-    exchange was cut short by a crash or hang (``failure_kind`` ``crash``/``timeout``) or by a
-    protocol failure."""
-    outcomes = [
-        answer_outcome(answer, call.op) for call, answer in zip(vector.calls, answers, strict=False)
-    ]
-    if failure_kind is not None and len(outcomes) < len(vector.calls):
-        outcomes.append(MALFORMED if failure_kind == "protocol" else DIES)
-    return tuple(outcomes)
-
-
-def expected_outcomes(vector: Vector) -> tuple[Outcome, ...]:
-    """The outcomes the vector expects: what a port that passes it answered."""
-    outcomes: list[Outcome] = []
-    for call in vector.calls:
-        if call.expected_error is not None:
-            outcomes.append(("error", call.expected_error))
-        elif call.op == "evict":
-            outcomes.append(("victims", tuple(call.expected_victims or ())))
-        else:
-            outcomes.append(OK)
-    return tuple(outcomes)
 
 
 def comparable(outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
@@ -890,13 +845,6 @@ class _Engine:
 
 
 # -- grouping failures by first divergence ---------------------------------------------------
-
-
-def is_generated(vector_id: str) -> bool:
-    """True for random and workload vectors: they fail for many reasons at once, so a
-    designed vector's failure says more."""
-    theme = vector_id.split("/", 1)[0]
-    return theme in ("random", "workload") or "/random" in vector_id
 
 
 def divergence_kind(vector: Vector | None, result: Any) -> str:

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
+from conformance.judge.outcomes import answer_outcomes
 from conformance.spec.protocol import answer_problem
 from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, capped, capped_list, json_text
 from conformance.suite.vectors import Call, Vector
@@ -218,23 +219,15 @@ def judge(
     *,
     failure: Any = None,
 ) -> Verdict:
-    """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
-
-    A failure also carries what the vector says it catches, so a report can name the likely
-    porting mistake next to the evidence. The rules are :func:`_judge_answers`'.
-    """
+    """Judge ``responses`` (one per call, in order) to ``vector``'s calls; the rules are
+    :func:`_judge_answers`'. A failure also carries the answers' outcomes
+    (:func:`conformance.judge.outcomes.answer_outcomes`), the evidence triage compares; what
+    the failure means for the porter is :func:`conformance.explain.diagnosis.explained`'s to
+    say."""
     result = _judge_answers(vector, responses, failure=failure)
     if not result.passed:
-        from conformance.explain.diagnosis import explain_catches
-        from conformance.explain.triage import answer_outcomes
-
-        catches, elsewhere = explain_catches(vector, result)
-        return replace(
-            result,
-            catches=catches,
-            elsewhere=elsewhere,
-            answers=answer_outcomes(vector, responses, failure and failure.kind),
-        )
+        outcomes = answer_outcomes(vector, responses, failure and failure.kind)
+        return replace(result, answers=outcomes)
     return result
 
 

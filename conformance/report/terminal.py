@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import IO, Any
 
 from conformance import __version__
-from conformance.explain.triage import is_generated
 from conformance.judge.checker import PROCESS_VERDICTS, VERDICTS, VectorResult
 from conformance.report.outputs import write_output
 from conformance.runner.run import RunResult
 from conformance.spec.text import escape, json_document, json_text
+from conformance.suite.discovery import is_generated
 
 REPORT_FORMAT = "snapkv-report/1"
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from conformance.explain import diagnosis
 from conformance.judge import checker
@@ -229,7 +229,9 @@ class Window:
                     self._retried.add(job.index)
                     self._resend([job])
                     return
-        verdict = checker.judge(job.vector, answers, failure=failure)
+        verdict = diagnosis.explained(
+            job.vector, checker.judge(job.vector, answers, failure=failure)
+        )
         if failure is not None:
             tail = failure.stderr_tail
         else:
@@ -270,8 +272,7 @@ class Window:
             op=calls[failure.call_index].op if known else None,
             message=failure.detail,
         )
-        catches, elsewhere = diagnosis.explain_catches(held.job.vector, blamed)
-        held.verdict = replace(blamed, catches=catches, elsewhere=elsewhere)
+        held.verdict = diagnosis.explained(held.job.vector, blamed)
         held.stderr_tail = failure.stderr_tail
 
     def release(self) -> None:

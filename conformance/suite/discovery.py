@@ -104,6 +104,13 @@ def select_items(
     )
 
 
+def is_generated(vector_id: str) -> bool:
+    """True for random and workload vectors: they fail for many reasons at once, so a
+    designed vector's failure says more."""
+    theme = vector_id.split("/", 1)[0]
+    return theme in ("random", "workload") or "/random" in vector_id
+
+
 class KnownFailuresError(KitError, ValueError):
     """A known-failures file that cannot be read or holds a line that is not an id."""
 
