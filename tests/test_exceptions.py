@@ -8,10 +8,9 @@ import pytest
 
 from conformance.report.outputs import OutputError
 from conformance.spec import errors
-from conformance.spec.errors import EXIT_USAGE, KitError, VectorError, print_error
+from conformance.spec.errors import EXIT_USAGE, GenerationError, KitError, VectorError, print_error
 from conformance.suite.checks import CheckError
 from conformance.suite.discovery import KnownFailuresError
-from conformance.tools.generate.generator import GenerationError
 from conformance.transport.process import CommandError, StartError
 from conformance.transport.session import AdapterStartError
 

@@ -25,7 +25,7 @@ from conformance.runner.run import run_suite
 from conformance.suite import validation
 from conformance.suite.vectors import load_vector
 from conformance.tools import fuzz
-from conformance.tools.scenarios import replay, scenarios
+from conformance.tools.scenarios import scenario_of, scenarios
 from conformance.transport.session import AdapterProcess, InProcessAdapter
 from tests.heldout_ports import ArgsortSelection
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
@@ -41,7 +41,7 @@ def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
     finding = result.finding
     assert finding is not None, f"{name}: no difference in {result.examples} examples"
     # The expectations are a fresh reference's answers to the calls, nothing else.
-    assert replay(finding.scenario.calls) == finding.scenario
+    assert scenario_of(finding.scenario.calls) == finding.scenario
     assert finding.difference.expected.startswith("victims")
     vector = fuzz.difference_vector(finding, port, seed=0)
     path = fuzz.save_vector(vector, tmp_path)
@@ -113,7 +113,7 @@ def test_the_last_pass_drops_every_call_a_difference_does_not_need():
     assert finding is not None
     calls = finding.scenario.calls
     for index in range(1, len(calls) - 1):  # none of them can go without the difference
-        shorter = replay(calls[:index] + calls[index + 1 :])
+        shorter = scenario_of(calls[:index] + calls[index + 1 :])
         assert fuzz.differential(shorter, planted("ties-to-higher-position")) is None
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conformance import cli
 from conformance.report import outputs
+from conformance.spec.errors import GenerationError
 from conformance.spec.resources import suite_dir
 from conformance.suite.validation import check_document
 from conformance.suite.vectors import dumps_vector
@@ -21,7 +22,6 @@ from conformance.tools.generate.builders import Builder, Draft, all_builders, pa
 from conformance.tools.generate.builders import findings as findings_module
 from conformance.tools.generate.builders.randomized import random_vector
 from conformance.tools.generate.generator import (
-    GenerationError,
     build_suite,
     diff_suite,
     existing_vector_files,

@@ -255,7 +255,7 @@ def test_pytest_terminal_summary_carries_the_triage(pytester: Any, workers: str 
 
 def test_fuzz_accept_finds_the_next_different_mistake() -> None:
     from conformance.tools import fuzz
-    from conformance.tools.scenarios import replay
+    from conformance.tools.scenarios import scenario_of
 
     both = mutant_policy("ties-to-higher-position", "recent-made-candidates")
     adapter = InProcessAdapter(both, {"name": "both", "language": "python", "version": "0"})
@@ -264,12 +264,12 @@ def test_fuzz_accept_finds_the_next_different_mistake() -> None:
     result = fuzz.fuzz(adapter, seed=1, reference=accepted)
     assert result.finding is not None
     calls = result.finding.scenario.calls
-    port = replay(calls, both).expected
+    port = scenario_of(calls, both).expected
     # the difference is not the accepted mistake: with it accepted the answers still differ...
-    assert replay(calls, accepted).expected != port
+    assert scenario_of(calls, accepted).expected != port
     # ...and it is the other one: with both accepted the port's answers are reproduced
     two = fuzz.accepting(["ties-to-higher-position", "recent-made-candidates"])
-    assert replay(calls, two).expected == port
+    assert scenario_of(calls, two).expected == port
 
 
 def test_fuzz_accept_refuses_unknown_and_clashing_mistakes() -> None:

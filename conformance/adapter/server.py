@@ -23,13 +23,13 @@ from conformance.spec.protocol import (
     MAX_DEPTH,
     PROTOCOL_VERSION,
     BadRequest,
-    Bye,
+    ByeRequest,
     DecodeError,
-    Evict,
-    Hello,
-    New,
-    Scores,
-    Step,
+    EvictRequest,
+    HelloRequest,
+    NewRequest,
+    ScoresRequest,
+    StepRequest,
     decode,
     encode,
     nesting_depth,
@@ -251,7 +251,7 @@ class Session:
 
     # -- ops ---------------------------------------------------------------------------------
 
-    def op_hello(self, request: Hello) -> dict[str, Any]:
+    def op_hello(self, request: HelloRequest) -> dict[str, Any]:
         protocol = request.protocol
         if protocol != PROTOCOL_VERSION or type(protocol) is not int:
             raise PolicyError(
@@ -264,7 +264,7 @@ class Session:
             "capabilities": list(self.capabilities),
         }
 
-    def op_new(self, request: New) -> dict[str, Any]:
+    def op_new(self, request: NewRequest) -> dict[str, Any]:
         construct = getattr(self.factory, "construct", None)
         if callable(construct):
             # A policy class that judges the seed itself and may carry state over from the
@@ -283,18 +283,18 @@ class Session:
         self.policy = self.factory(request.params, request.seed)
         return {}
 
-    def op_step(self, request: Step) -> dict[str, Any]:
+    def op_step(self, request: StepRequest) -> dict[str, Any]:
         self._policy().step(request.pos, request.attn)
         return {}
 
-    def op_evict(self, request: Evict) -> dict[str, Any]:
+    def op_evict(self, request: EvictRequest) -> dict[str, Any]:
         return {"victims": self._policy().evict()}
 
-    def op_scores(self, request: Scores) -> dict[str, Any]:
+    def op_scores(self, request: ScoresRequest) -> dict[str, Any]:
         scores = self._policy().scores()
         return {"positions": scores.positions, "sums": scores.sums, "pooled": scores.pooled}
 
-    def op_bye(self, request: Bye) -> dict[str, Any]:
+    def op_bye(self, request: ByeRequest) -> dict[str, Any]:
         self.finished = True
         return {}
 

@@ -9,7 +9,7 @@ Each stage of a run has its exception; all derive from :class:`KitError`:
   file, JSON pointer, reason), :class:`conformance.suite.checks.CheckError` for a
   protocol-check file, or
   :class:`conformance.suite.discovery.KnownFailuresError` for a known-failures file (exit 2);
-- **generating vectors**: :class:`conformance.tools.generate.generator.GenerationError` (exit 2);
+- **generating vectors**: :class:`conformance.spec.errors.GenerationError` (exit 2);
 - **starting an adapter**: :class:`conformance.transport.process.StartError` (the command
   cannot run: missing, not executable, ...) and
   :class:`conformance.transport.session.AdapterStartError` (no handshake) (exit 2): a run
@@ -47,6 +47,12 @@ EXIT_BROKEN_PIPE = 141  # the reference adapter's reader went away, as SIGPIPE w
 
 class KitError(Exception):
     """An error that stops a command with a one-line message (see the module docstring)."""
+
+
+class GenerationError(KitError):
+    """A draft (a vector's or a protocol check's) that the reference does not bear out, or a
+    broken suite: raised while generating, and by ``validate`` for a check whose expectations
+    are not the reference's answers."""
 
 
 class VectorError(KitError):

@@ -303,7 +303,7 @@ class BadRequest(Exception):
 
 
 @dataclass(frozen=True)
-class Hello:
+class HelloRequest:
     op: ClassVar[str] = "hello"
     required: ClassVar[tuple[str, ...]] = ("protocol",)
     id: int
@@ -311,7 +311,7 @@ class Hello:
 
 
 @dataclass(frozen=True)
-class New:
+class NewRequest:
     op: ClassVar[str] = "new"
     required: ClassVar[tuple[str, ...]] = ("params", "seed")
     id: int
@@ -320,7 +320,7 @@ class New:
 
 
 @dataclass(frozen=True)
-class Step:
+class StepRequest:
     op: ClassVar[str] = "step"
     required: ClassVar[tuple[str, ...]] = ("pos", "attn")
     id: int
@@ -329,29 +329,30 @@ class Step:
 
 
 @dataclass(frozen=True)
-class Evict:
+class EvictRequest:
     op: ClassVar[str] = "evict"
     required: ClassVar[tuple[str, ...]] = ()
     id: int
 
 
 @dataclass(frozen=True)
-class Scores:
+class ScoresRequest:
     op: ClassVar[str] = "scores"
     required: ClassVar[tuple[str, ...]] = ()
     id: int
 
 
 @dataclass(frozen=True)
-class Bye:
+class ByeRequest:
     op: ClassVar[str] = "bye"
     required: ClassVar[tuple[str, ...]] = ()
     id: int
 
 
-Request = Hello | New | Step | Evict | Scores | Bye
+Request = HelloRequest | NewRequest | StepRequest | EvictRequest | ScoresRequest | ByeRequest
 REQUEST_TYPES: dict[str, type[Request]] = {
-    kind.op: kind for kind in (Hello, New, Step, Evict, Scores, Bye)
+    kind.op: kind
+    for kind in (HelloRequest, NewRequest, StepRequest, EvictRequest, ScoresRequest, ByeRequest)
 }
 
 

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapter.server import serve
-from conformance.spec.errors import KitError
+from conformance.spec.errors import GenerationError, KitError
 from conformance.spec.protocol import DecodeError, decode, decode_strict_file
 from conformance.spec.schemas import schema_problems
 
@@ -201,10 +201,6 @@ class CheckDraft:
         return f"{THEME}/{self.name}"
 
 
-class DesignError(Exception):
-    """A check whose intended outcomes the reference does not give."""
-
-
 def reference_answers(data: bytes) -> list[bytes]:
     """What the reference adapter answers to ``data``, line by line."""
     out = io.BytesIO()
@@ -220,7 +216,7 @@ def realize(draft: CheckDraft) -> ProtocolCheck:
     ended = _bye_index(data, lines)
     lines = lines[: ended + 1] if ended is not None else lines
     if len(answers) != len(lines) or len(answers) != len(draft.outcomes):
-        raise DesignError(
+        raise GenerationError(
             f"{draft.id}: {len(lines)} answered lines, {len(draft.outcomes)} outcomes, "
             f"{len(answers)} answers from the reference"
         )
@@ -228,7 +224,9 @@ def realize(draft: CheckDraft) -> ProtocolCheck:
     for line, answer, outcome in zip(lines, answers, draft.outcomes, strict=True):
         got = "ok" if answer["ok"] else answer["error"]["kind"]
         if got != outcome:
-            raise DesignError(f"{draft.id}: line {line} meant {outcome}, the reference says {got}")
+            raise GenerationError(
+                f"{draft.id}: line {line} meant {outcome}, the reference says {got}"
+            )
         item: dict[str, Any] = {"line": line, "id": answer["id"], "ok": answer["ok"]}
         if not answer["ok"]:
             item["error"] = got
@@ -299,7 +297,7 @@ def check_problems(data: Any, path: str | Path | None) -> list[str]:
                 },
             )
         )
-    except (DesignError, ValueError) as error:
+    except (GenerationError, ValueError) as error:
         problems.append(f"/expect: not what the reference answers: {error}")
         return problems
     if reference.expect != check.expect:

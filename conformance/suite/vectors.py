@@ -30,7 +30,7 @@ from conformance.spec.protocol import (
     encode_body,
 )
 
-FORMAT = "snapkv-vector/1"
+VECTOR_FORMAT = "snapkv-vector/1"
 #: The tag of a vector whose weights need not be float32 values (SPEC.md §4.3): they are chosen
 #: for how their decimals round, and sent exactly as written.
 DOUBLE_ROUNDING = "double-rounding"
@@ -135,8 +135,10 @@ class Vector:
         for name in ("id", "description", "tags", "params", "seed", "calls"):
             if name not in data:
                 raise VectorError(path, "", f"missing required field {name!r}")
-        if data.get("format") != FORMAT:
-            raise VectorError(path, "/format", f"must be {FORMAT!r}, got {data.get('format')!r}")
+        if data.get("format") != VECTOR_FORMAT:
+            raise VectorError(
+                path, "/format", f"must be {VECTOR_FORMAT!r}, got {data.get('format')!r}"
+            )
         raw_calls = data["calls"]
         if not isinstance(raw_calls, list):
             raise VectorError(path, "/calls", "must be a list of calls")
@@ -162,7 +164,7 @@ class Vector:
 
     def to_json(self) -> dict[str, Any]:
         return {
-            "format": FORMAT,
+            "format": VECTOR_FORMAT,
             "id": self.id,
             "description": self.description,
             "tags": list(self.tags),

@@ -37,7 +37,7 @@ from conformance.adapter.server import PolicyFactory
 from conformance.policy.reference import new_policy
 from conformance.spec.protocol import dumps, holds_text
 from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
-from conformance.tools.scenarios import Scenario, play, replay
+from conformance.tools.scenarios import Scenario, play, scenario_of
 
 DEFAULT_MAX_EXAMPLES = 400
 #: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.
@@ -416,7 +416,7 @@ def _without_leading_new(
         calls, expected = finding.scenario.calls, finding.scenario.expected
         if len(calls) < 2 or calls[1]["op"] != "new" or expected[1].get("ok") is not True:
             return finding
-        shorter = replay(calls[1:], reference)
+        shorter = scenario_of(calls[1:], reference)
         difference = differential(shorter, target)
         if difference is None:
             return finding
@@ -443,11 +443,11 @@ def _without_needless_calls(
     tries = 0
     while index >= 1 and tries < MAX_CALL_DROPS:
         calls = finding.scenario.calls[: finding.difference.call_index + 1]
-        shorter = replay(calls[:index] + calls[index + 1 :], reference)
+        shorter = scenario_of(calls[:index] + calls[index + 1 :], reference)
         difference = differential(shorter, target)
         tries += 1
         if difference is not None:
-            kept = replay(shorter.calls[: difference.call_index + 1], reference)
+            kept = scenario_of(shorter.calls[: difference.call_index + 1], reference)
             finding = Finding(kept, difference, finding.examples_to_find, finding.shrink_attempts)
         index -= 1
     return Finding(

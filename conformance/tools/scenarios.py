@@ -470,7 +470,7 @@ class Materialiser:
         return Scenario(tuple(self.calls), tuple(self.expected))
 
 
-def replay(calls: Sequence[dict[str, Any]], reference: PolicyFactory = new_policy) -> Scenario:
+def scenario_of(calls: Sequence[dict[str, Any]], reference: PolicyFactory = new_policy) -> Scenario:
     """The scenario of ``calls`` (requests without ``id``) with a fresh reference's answers."""
     from conformance.adapter.replay import replay as answers
 

@@ -41,7 +41,7 @@ def out_problem(out: Path) -> str | None:
     directory with a ``package.json``) is refused before anything is touched.
     """
     from conformance.suite.checks import CHECK_FORMAT
-    from conformance.suite.vectors import FORMAT
+    from conformance.suite.vectors import VECTOR_FORMAT
 
     problem = output_problem("--out", str(out), directory=True)
     if problem is not None or not out.exists():
@@ -55,10 +55,10 @@ def out_problem(out: Path) -> str | None:
         except OSError as error:
             return f"--out {out}: cannot read {path}: {error.strerror}"
         if b'"format"' not in head or not (
-            FORMAT.encode() in head or CHECK_FORMAT.encode() in head
+            VECTOR_FORMAT.encode() in head or CHECK_FORMAT.encode() in head
         ):
             return (
-                f'--out {out}: {path} is not a vector file (no "format": "{FORMAT}"); '
+                f'--out {out}: {path} is not a vector file (no "format": "{VECTOR_FORMAT}"); '
                 "generate rewrites and removes *.json files under --out, so it writes only into a "
                 "vector suite directory or a new one"
             )
@@ -66,13 +66,9 @@ def out_problem(out: Path) -> str | None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.spec.errors import GenerationError
     from conformance.spec.resources import checkout_root, suite_dir
-    from conformance.tools.generate.generator import (
-        GenerationError,
-        build_suite,
-        diff_suite,
-        write_suite,
-    )
+    from conformance.tools.generate.generator import build_suite, diff_suite, write_suite
 
     if args.list:
         return _list()

@@ -29,7 +29,7 @@ from typing import Any
 
 from conformance.policy.reference import new_policy
 from conformance.report import outputs
-from conformance.spec.errors import KitError
+from conformance.spec.errors import GenerationError
 from conformance.spec.protocol import decoded
 from conformance.suite.checks import check_files, check_problems
 from conformance.suite.vectors import Call, Vector, dumps_vector
@@ -43,10 +43,6 @@ RECORDED_DIRS = ("real",)
 def is_recorded(relative: str) -> bool:
     """True for a suite path (``real/x.json``) or id (``real/x``) of a recorded vector."""
     return relative.split("/", 1)[0] in RECORDED_DIRS
-
-
-class GenerationError(KitError):
-    """A builder's draft that the reference does not bear out, or a broken suite."""
 
 
 def realize(draft: Draft, factory: Any = new_policy) -> Vector:
