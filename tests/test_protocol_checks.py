@@ -31,8 +31,9 @@ from conformance.judge.checker import (
 from conformance.judge.checks import CheckVerdict, judge_check
 from conformance.runner.checks import run_check, run_checks
 from conformance.spec.resources import suite_dir
-from conformance.suite.checks import ProtocolCheck, check_problems, dumps_check, reference_answers
+from conformance.suite.checks import ProtocolCheck, dumps_check
 from conformance.suite.stream import load_checks
+from conformance.suite.validation import check_problems, reference_answers
 from conformance.tools.generate.checks import build_checks
 
 HERE = Path(__file__).resolve().parent

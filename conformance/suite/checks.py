@@ -1,5 +1,5 @@
-"""Protocol checks as files (SPEC.md §4.4): the model, the one reader and writer of their
-layout, and their expectations, which are the reference adapter's answers.
+"""Protocol checks as files (SPEC.md §4.4): the model and the one reader and writer of their
+layout.
 
 A vector records policy calls; the runner encodes them, so it never sends a line a careful
 encoder would not write. A protocol check is the other half: exact bytes (invalid UTF-8, a
@@ -11,22 +11,21 @@ catches.
 
 - :func:`load_check` reads a file as ``run`` does: the strict codec, the schema, and the rules
   without which a check cannot be run (each ``expect`` names a line that was sent and calls for
-  an answer); :func:`check_problems` adds ``validate``'s: the id matches the path, and the
-  expectations are what the reference answers (:func:`realize`).
+  an answer); :func:`conformance.suite.validation.check_problems` adds ``validate``'s: the id
+  matches the path, and the expectations are what the reference adapter answers
+  (:func:`conformance.suite.validation.realize`).
 - :func:`dumps_check` writes the canonical layout.
 """
 
 from __future__ import annotations
 
-import io
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.adapter.server import serve
-from conformance.spec.errors import GenerationError, KitError
+from conformance.spec.errors import KitError
 from conformance.spec.protocol import DecodeError, decode, decode_strict_file
 from conformance.spec.schemas import schema_problems
 
@@ -183,80 +182,6 @@ def structure_problems(check: ProtocolCheck) -> list[str]:
     return problems
 
 
-@dataclass(frozen=True)
-class CheckDraft:
-    """A check as written: bytes to send and the intended outcome of each answered line
-    (``"ok"`` or an error kind); the generator fills in the reference's answers."""
-
-    name: str
-    rule: str
-    pins: str
-    catches: str
-    send: tuple[Any, ...]
-    outcomes: tuple[str, ...]
-    latitude: Mapping[int, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
-
-    @property
-    def id(self) -> str:
-        return f"{THEME}/{self.name}"
-
-
-def reference_answers(data: bytes) -> list[bytes]:
-    """What the reference adapter answers to ``data``, line by line."""
-    out = io.BytesIO()
-    serve(io.BytesIO(data), out)
-    return out.getvalue().splitlines()
-
-
-def realize(draft: CheckDraft) -> ProtocolCheck:
-    """Replay ``draft`` on the reference and record its answers as the expectations."""
-    data = payload(draft.send)
-    answers = [json.loads(line) for line in reference_answers(data)]
-    lines = answered_lines(data)
-    ended = _bye_index(data, lines)
-    lines = lines[: ended + 1] if ended is not None else lines
-    if len(answers) != len(lines) or len(answers) != len(draft.outcomes):
-        raise GenerationError(
-            f"{draft.id}: {len(lines)} answered lines, {len(draft.outcomes)} outcomes, "
-            f"{len(answers)} answers from the reference"
-        )
-    expect: list[dict[str, Any]] = []
-    for line, answer, outcome in zip(lines, answers, draft.outcomes, strict=True):
-        got = "ok" if answer["ok"] else answer["error"]["kind"]
-        if got != outcome:
-            raise GenerationError(
-                f"{draft.id}: line {line} meant {outcome}, the reference says {got}"
-            )
-        item: dict[str, Any] = {"line": line, "id": answer["id"], "ok": answer["ok"]}
-        if not answer["ok"]:
-            item["error"] = got
-        if "victims" in answer:
-            item["victims"] = answer["victims"]
-        if "protocol" in answer:
-            item["protocol"] = answer["protocol"]
-        if op_of(line_of(data, line)) == SCORES:
-            # The reference announces scores; an adapter that does not must refuse it.
-            item["without"] = {"capability": SCORES, "ok": False, "error": "unsupported"}
-        index = len(expect)
-        if index in draft.latitude:
-            item["latitude"] = [dict(other) for other in draft.latitude[index]]
-        expect.append(item)
-    return ProtocolCheck(
-        id=draft.id,
-        description=f"{draft.pins} Catches: {draft.catches.removesuffix('.')}.",
-        rule=draft.rule,
-        send=draft.send,
-        expect=tuple(expect),
-    )
-
-
-def _bye_index(data: bytes, lines: Sequence[int]) -> int | None:
-    for position, line in enumerate(lines):
-        if op_of(line_of(data, line)) == "bye":
-            return position
-    return None
-
-
 def op_of(line: bytes) -> str | None:
     try:
         request = decode(line)
@@ -264,42 +189,3 @@ def op_of(line: bytes) -> str | None:
         return None
     op = request.get("op") if isinstance(request, dict) else None
     return op if isinstance(op, str) else None
-
-
-def check_problems(data: Any, path: str | Path | None) -> list[str]:
-    """Schema problems, then the rules the schema cannot state: the id matches the path, the
-    expectations are the reference's answers."""
-    problems = [
-        f"{error.pointer or '/'}: {error.reason}"
-        for error in schema_problems(data, path, CHECK_SCHEMA)
-    ]
-    if problems:
-        return problems
-    check = ProtocolCheck.from_json(data, path)
-    problems.extend(structure_problems(check))
-    if problems:
-        return problems
-    if path is not None and not Path(path).as_posix().endswith(f"{check.id}.json"):
-        problems.append(f"/id: {check.id!r} does not match the file's path")
-    try:
-        reference = realize(
-            CheckDraft(
-                check.id.removeprefix(f"{THEME}/"),
-                check.rule,
-                check.description,
-                "",
-                check.send,
-                tuple("ok" if item["ok"] else item["error"] for item in check.expect),
-                {
-                    i: tuple(item["latitude"])
-                    for i, item in enumerate(check.expect)
-                    if "latitude" in item
-                },
-            )
-        )
-    except (GenerationError, ValueError) as error:
-        problems.append(f"/expect: not what the reference answers: {error}")
-        return problems
-    if reference.expect != check.expect:
-        problems.append("/expect: not what the reference answers")
-    return problems

@@ -22,6 +22,7 @@ Across files: ids are unique.
 from __future__ import annotations
 
 import dataclasses
+import io
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -29,13 +30,14 @@ from decimal import Decimal
 from pathlib import Path
 from typing import Any
 
+from conformance.adapter.server import serve
 from conformance.policy.reference import (
     FLOAT32_MAX,
     check_weight_literal,
     fast_policy,
     float32_literal,
 )
-from conformance.spec.errors import VectorError
+from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.protocol import decode_strict_file
 from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation's public names
     REQUEST_SCHEMA,
@@ -46,7 +48,18 @@ from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation'
     schema_problems,
     schema_validator,
 )
-from conformance.suite.checks import check_problems, is_check_document
+from conformance.suite.checks import (
+    CHECK_SCHEMA,
+    SCORES,
+    THEME,
+    ProtocolCheck,
+    answered_lines,
+    is_check_document,
+    line_of,
+    op_of,
+    payload,
+    structure_problems,
+)
 from conformance.suite.vectors import (
     DOUBLE_ROUNDING,
     Document,
@@ -396,3 +409,119 @@ def validate_paths(
                 if duplicate is not None:
                     report.problems.append(duplicate)
     return report
+
+
+# -- protocol checks: their expectations are the reference adapter's answers ---------------
+
+
+@dataclass(frozen=True)
+class CheckDraft:
+    """A check as written: bytes to send and the intended outcome of each answered line
+    (``"ok"`` or an error kind); the generator fills in the reference's answers."""
+
+    name: str
+    rule: str
+    pins: str
+    catches: str
+    send: tuple[Any, ...]
+    outcomes: tuple[str, ...]
+    latitude: Mapping[int, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+
+    @property
+    def id(self) -> str:
+        return f"{THEME}/{self.name}"
+
+
+def reference_answers(data: bytes) -> list[bytes]:
+    """What the reference adapter answers to ``data``, line by line."""
+    out = io.BytesIO()
+    serve(io.BytesIO(data), out)
+    return out.getvalue().splitlines()
+
+
+def realize(draft: CheckDraft) -> ProtocolCheck:
+    """Replay ``draft`` on the reference and record its answers as the expectations."""
+    data = payload(draft.send)
+    answers = [json.loads(line) for line in reference_answers(data)]
+    lines = answered_lines(data)
+    ended = _bye_index(data, lines)
+    lines = lines[: ended + 1] if ended is not None else lines
+    if len(answers) != len(lines) or len(answers) != len(draft.outcomes):
+        raise GenerationError(
+            f"{draft.id}: {len(lines)} answered lines, {len(draft.outcomes)} outcomes, "
+            f"{len(answers)} answers from the reference"
+        )
+    expect: list[dict[str, Any]] = []
+    for line, answer, outcome in zip(lines, answers, draft.outcomes, strict=True):
+        got = "ok" if answer["ok"] else answer["error"]["kind"]
+        if got != outcome:
+            raise GenerationError(
+                f"{draft.id}: line {line} meant {outcome}, the reference says {got}"
+            )
+        item: dict[str, Any] = {"line": line, "id": answer["id"], "ok": answer["ok"]}
+        if not answer["ok"]:
+            item["error"] = got
+        if "victims" in answer:
+            item["victims"] = answer["victims"]
+        if "protocol" in answer:
+            item["protocol"] = answer["protocol"]
+        if op_of(line_of(data, line)) == SCORES:
+            # The reference announces scores; an adapter that does not must refuse it.
+            item["without"] = {"capability": SCORES, "ok": False, "error": "unsupported"}
+        index = len(expect)
+        if index in draft.latitude:
+            item["latitude"] = [dict(other) for other in draft.latitude[index]]
+        expect.append(item)
+    return ProtocolCheck(
+        id=draft.id,
+        description=f"{draft.pins} Catches: {draft.catches.removesuffix('.')}.",
+        rule=draft.rule,
+        send=draft.send,
+        expect=tuple(expect),
+    )
+
+
+def _bye_index(data: bytes, lines: Sequence[int]) -> int | None:
+    for position, line in enumerate(lines):
+        if op_of(line_of(data, line)) == "bye":
+            return position
+    return None
+
+
+def check_problems(data: Any, path: str | Path | None) -> list[str]:
+    """Schema problems, then the rules the schema cannot state: the id matches the path, the
+    expectations are the reference's answers."""
+    problems = [
+        f"{error.pointer or '/'}: {error.reason}"
+        for error in schema_problems(data, path, CHECK_SCHEMA)
+    ]
+    if problems:
+        return problems
+    check = ProtocolCheck.from_json(data, path)
+    problems.extend(structure_problems(check))
+    if problems:
+        return problems
+    if path is not None and not Path(path).as_posix().endswith(f"{check.id}.json"):
+        problems.append(f"/id: {check.id!r} does not match the file's path")
+    try:
+        reference = realize(
+            CheckDraft(
+                check.id.removeprefix(f"{THEME}/"),
+                check.rule,
+                check.description,
+                "",
+                check.send,
+                tuple("ok" if item["ok"] else item["error"] for item in check.expect),
+                {
+                    i: tuple(item["latitude"])
+                    for i, item in enumerate(check.expect)
+                    if "latitude" in item
+                },
+            )
+        )
+    except (GenerationError, ValueError) as error:
+        problems.append(f"/expect: not what the reference answers: {error}")
+        return problems
+    if reference.expect != check.expect:
+        problems.append("/expect: not what the reference answers")
+    return problems

@@ -13,7 +13,7 @@ leaves no latitude on: no integral value written ``4.0`` or ``4e0`` in ``params`
 digits (§1, §3.1).
 
 Each example is one session: a ``hello``, then up to a dozen drawn lines. Its expectations are
-the reference adapter's answers (:func:`conformance.suite.checks.realize`, as the generator
+the reference adapter's answers (:func:`conformance.suite.validation.realize`, as the generator
 records a protocol check), the port runs it in a process of its own with its input closed at
 the end (:func:`conformance.runner.checks.run_session`), and the protocol checks' judge
 compares every answer: its id, ``ok``, the error kind, the victims, hello's protocol, and the
@@ -38,13 +38,8 @@ from hypothesis.errors import Flaky
 from conformance.judge.checks import CheckVerdict, judge_check
 from conformance.runner.checks import run_session
 from conformance.spec.protocol import dumps
-from conformance.suite.checks import (
-    CheckDraft,
-    ProtocolCheck,
-    dumps_check,
-    realize,
-    reference_answers,
-)
+from conformance.suite.checks import ProtocolCheck, dumps_check
+from conformance.suite.validation import CheckDraft, realize, reference_answers
 from conformance.tools.fuzz import (
     CATCHES,
     CampaignDatabase,

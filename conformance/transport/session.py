@@ -421,6 +421,9 @@ class AdapterProcess(_Adapter):
         ops = self._ops.pop(ticket.first, ())
         for index in range(ticket.count):
             line = self._next_line(index, answers)
+            if not ops and line == b'{"id":%d,"ok":true}\n' % (ticket.first + index):
+                answers.append({"id": ticket.first + index, "ok": True})  # most answers:
+                continue  # no JSON decoder, nothing to bound
             answer = self._decode(line, index, ticket.first, answers)
             if ops:
                 self._check_schema(answer, ops[index], index, answers)
@@ -480,8 +483,6 @@ class AdapterProcess(_Adapter):
     def _decode(
         self, line: bytes, index: int, first: int, answers: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        if line == b'{"id":%d,"ok":true}\n' % (first + index):
-            return {"id": first + index, "ok": True}  # most answers: skip the JSON decoder
         try:
             text = line.decode("utf-8")
         except UnicodeDecodeError as error:

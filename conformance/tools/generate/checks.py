@@ -1,5 +1,5 @@
 """The protocol checks as written: drafts (the bytes to send and each answered line's intended
-outcome), realized on the reference by :func:`conformance.suite.checks.realize` into the files
+outcome), realized on the reference by :func:`conformance.suite.validation.realize` into the files
 under ``vectors/protocol/`` (``snapkv-conformance generate``).
 """
 
@@ -11,13 +11,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.text import split_description
-from conformance.suite.checks import (
-    THEME,
-    CheckDraft,
-    ProtocolCheck,
-    load_check,
-    realize,
-)
+from conformance.suite.checks import THEME, ProtocolCheck, load_check
+from conformance.suite.validation import CheckDraft, realize
 from conformance.suite.vectors import is_protocol_check_file
 
 

@@ -31,7 +31,8 @@ from conformance.policy.reference import new_policy
 from conformance.report import outputs
 from conformance.spec.errors import GenerationError
 from conformance.spec.protocol import decoded
-from conformance.suite.checks import check_files, check_problems
+from conformance.suite.checks import check_files
+from conformance.suite.validation import check_problems
 from conformance.suite.vectors import Call, Vector, dumps_vector
 from conformance.tools.generate.builders import Builder, DesignError, Draft, all_builders
 from conformance.tools.generate.checks import build_checks
