@@ -23,7 +23,7 @@ from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
 from conformance.judge.outcomes import answer_outcomes
-from conformance.spec.protocol import answer_problem
+from conformance.spec.protocol import answer_problem, is_integer
 from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, capped, capped_list, json_text
 from conformance.suite.vectors import Call, Vector
 
@@ -359,7 +359,7 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, f
     def broken(rule: str, message: str) -> _Failed:
         return fail(BROKEN_INVARIANT, message, rule=rule, expected=expected, actual=victims)
 
-    if not isinstance(victims, list) or not all(type(v) is int for v in victims):
+    if not isinstance(victims, list) or not all(is_integer(v) for v in victims):
         raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {json_text(victims)}")
     for before, after in itertools.pairwise(victims):
         if after <= before:

@@ -20,7 +20,7 @@ from conformance.judge.checker import (
     WRONG_VICTIMS,
     kept,
 )
-from conformance.spec.protocol import DecodeError, decode
+from conformance.spec.protocol import DecodeError, decode, same_integer
 from conformance.suite.checks import ProtocolCheck, line_of, op_of
 
 
@@ -151,7 +151,7 @@ def _answer_fault(
 def _outcome_fault(
     item: Mapping[str, Any], answer: dict[str, Any]
 ) -> tuple[str, str, Any, Any] | None:
-    if "id" not in answer or not _same_integer(answer["id"], item["id"]):
+    if "id" not in answer or not same_integer(answer["id"], item["id"]):
         got = _json(answer["id"]) if "id" in answer else "no id"
         want = _json(item["id"])
         why = (
@@ -204,7 +204,7 @@ def _outcome_fault(
                 victims,
             )
         if victims != item["victims"] or not all(
-            _same_integer(v, w) for v, w in zip(victims, item["victims"], strict=False)
+            same_integer(v, w) for v, w in zip(victims, item["victims"], strict=False)
         ):
             return (
                 WRONG_VICTIMS,
@@ -212,7 +212,7 @@ def _outcome_fault(
                 item["victims"],
                 victims,
             )
-    if "protocol" in item and not _same_integer(answer.get("protocol"), item["protocol"]):
+    if "protocol" in item and not same_integer(answer.get("protocol"), item["protocol"]):
         return (
             PROTOCOL_ERROR,
             f"hello answered protocol {_json(answer.get('protocol'))}, not 1",
@@ -226,12 +226,6 @@ def _kind(answer: dict[str, Any]) -> str:
     error = answer.get("error")
     kind = error.get("kind") if isinstance(error, dict) else None
     return kind if isinstance(kind, str) else f"no error kind ({_json(error)})"
-
-
-def _same_integer(got: Any, want: Any) -> bool:
-    if want is None:
-        return got is None
-    return type(got) is int and got == want
 
 
 def _json(value: Any) -> str:

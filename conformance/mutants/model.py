@@ -47,7 +47,7 @@ from conformance.policy.reference import (
     PolicyError,
     Scores,
     float32_literal,
-    is_json_integer,
+    is_integer,
 )
 from conformance.spec.text import json_text
 
@@ -237,7 +237,7 @@ class Model:
         return named
 
     def param_value(self, name: str, value: Any) -> Any:
-        if not is_json_integer(value):
+        if not is_integer(value):
             raise PolicyError(
                 "invalid-params", f"{name} must be an integer, got {json_text(value)}"
             )
@@ -295,7 +295,7 @@ class Model:
         return position
 
     def read_position(self, pos: Any) -> int:
-        if not is_json_integer(pos):
+        if not is_integer(pos):
             raise PolicyError("invalid-position", f"pos must be an integer, got {json_text(pos)}")
         return int(pos)
 

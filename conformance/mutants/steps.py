@@ -26,7 +26,7 @@ from conformance.policy.reference import (
     INT31_MAX,
     PolicyError,
     float32_literal,
-    is_json_integer,
+    is_integer,
 )
 
 ONE = params(1, 0, 1, 1)
@@ -152,7 +152,7 @@ class AdmittedBeforeJudged(Model):
     """Admits an integer position before judging the step: a refused step leaves it kept."""
 
     def on_refusal(self, pos: Any, position: int | None, attn: Any, error: PolicyError) -> None:
-        if is_json_integer(pos):
+        if is_integer(pos):
             self.admit(pos)
 
 
@@ -223,7 +223,7 @@ class NonIntegerPositionBadRequest(Model):
     """Refuses a non-integer pos with bad-request."""
 
     def read_position(self, pos: Any) -> int:
-        if not is_json_integer(pos):
+        if not is_integer(pos):
             raise PolicyError("bad-request", f"pos is not an integer: {pos!r}")
         return int(pos)
 

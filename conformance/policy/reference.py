@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from conformance.spec.protocol import ERROR_KINDS
+from conformance.spec.protocol import ERROR_KINDS, is_integer
 from conformance.spec.text import json_text
 
 INT31_MAX = 2**31 - 1
@@ -61,11 +61,6 @@ class PolicyError(Exception):
 
     def __repr__(self) -> str:
         return f"PolicyError({self.kind!r}, {self.message!r})"
-
-
-def is_json_integer(value: Any) -> bool:
-    """True for an integer as a JSON reader gives it: ``int`` but never ``bool``."""
-    return type(value) is int
 
 
 # -- §2.1 parameters ------------------------------------------------------------------------
@@ -100,7 +95,7 @@ class Params:
             raise PolicyError("invalid-params", f"params has unknown field(s) {', '.join(extra)}")
         for name in PARAM_NAMES:
             value = raw[name]
-            if not is_json_integer(value):
+            if not is_integer(value):
                 raise PolicyError(
                     "invalid-params", f"{name} must be an integer, got {json_text(value)}"
                 )
@@ -130,7 +125,7 @@ class Params:
 
 def parse_position(pos: Any, last_admitted: int | None) -> int:
     """Validate a step's ``pos``; raise ``invalid-position`` on any fault."""
-    if not is_json_integer(pos):
+    if not is_integer(pos):
         raise PolicyError("invalid-position", f"pos must be an integer, got {json_text(pos)}")
     if not 0 <= pos <= INT31_MAX:
         raise PolicyError("invalid-position", f"pos must be in [0, 2^31 - 1], got {pos}")

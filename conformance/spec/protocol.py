@@ -539,7 +539,7 @@ def parse_hello_answer(answer: Any) -> HelloAnswer:
             f"the adapter refused hello for protocol {PROTOCOL_VERSION} "
             f"({kind}: {message}); it speaks another protocol version"
         )
-    if answer.get("protocol") != PROTOCOL_VERSION or type(answer.get("protocol")) is not int:
+    if not same_integer(answer.get("protocol"), PROTOCOL_VERSION):
         raise ValueError(
             f"the adapter answered hello with protocol {show(answer.get('protocol'))}, "
             f"this runner speaks protocol {PROTOCOL_VERSION}"
@@ -565,6 +565,21 @@ def parse_hello_answer(answer: Any) -> HelloAnswer:
         {name: implementation[name] for name in ("name", "language", "version")},
         tuple(capabilities),
     )
+
+
+def is_integer(value: Any) -> bool:
+    """Whether ``value`` is a JSON integer as the decoder gives it: an int, never a bool or a
+    float with an integral value (SPEC.md §1)."""
+    return type(value) is int
+
+
+def same_integer(got: Any, want: int | None) -> bool:
+    """Whether ``got`` is exactly the JSON integer ``want`` (or JSON's ``null`` for None): the
+    one rule for an echoed id, hello's ``protocol`` and a victim, in every answer the kit
+    judges. ``1.0`` and ``true`` equal 1 in Python; they are not the integer 1 (SPEC.md §1)."""
+    if want is None:
+        return got is None
+    return is_integer(got) and got == want
 
 
 def is_float64(value: Any) -> bool:

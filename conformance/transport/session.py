@@ -36,6 +36,7 @@ from conformance.spec.protocol import (
     decode,
     decoded,
     parse_hello_answer,
+    same_integer,
     validate_message,
 )
 from conformance.spec.text import KEEP_TEXT, capped, json_text
@@ -511,7 +512,7 @@ class AdapterProcess(_Adapter):
             )
         expected = first + index
         got = answer.get("id")
-        if got != expected or type(got) is not int:
+        if not same_integer(got, expected):
             raise self._wrong_id(got, expected, index, first, answers, answer)
         return answer
 
