@@ -19,7 +19,7 @@ FLOAT32 = (24, -126, 127)
 FLOAT16 = (11, -14, 15)
 BFLOAT16 = (8, -126, 127)
 
-Mode = Literal["nearest", "toward-zero"]
+Mode = Literal["nearest", "toward-zero", "half-away"]
 
 
 def exact_value(value: Any) -> Fraction:
@@ -31,8 +31,9 @@ def exact_value(value: Any) -> Fraction:
 
 
 def round_to(exact: Fraction, fmt: tuple[int, int, int], mode: Mode = "nearest") -> float:
-    """``exact`` rounded to the format ``fmt`` (ties to even, or toward zero), as a float64;
-    past the largest finite value, infinity (toward zero: the largest finite value)."""
+    """``exact`` rounded to the format ``fmt`` (ties to even, toward zero, or ties away from
+    zero), as a float64; past the largest finite value, infinity (toward zero: the largest
+    finite value)."""
     bits, lowest, highest = fmt
     if exact == 0:
         return 0.0
@@ -45,8 +46,11 @@ def round_to(exact: Fraction, fmt: tuple[int, int, int], mode: Mode = "nearest")
     scaled = magnitude / quantum
     whole = math.floor(scaled)
     rest = scaled - whole
-    if mode == "nearest" and (rest > Fraction(1, 2) or (rest == Fraction(1, 2) and whole % 2)):
-        whole += 1
+    half = Fraction(1, 2)
+    if mode == "half-away":
+        whole += rest >= half
+    elif mode == "nearest":
+        whole += rest > half or (rest == half and whole % 2 == 1)
     rounded = whole * quantum
     largest = (2**bits - 1) * Fraction(2) ** (highest - bits + 1)
     if rounded > largest:

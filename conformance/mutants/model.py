@@ -49,6 +49,7 @@ from conformance.policy.reference import (
     float32_literal,
     is_integer,
 )
+from conformance.spec.protocol import NumberText
 from conformance.spec.text import json_text
 
 
@@ -186,6 +187,9 @@ class Model:
         self.last_admitted: int | None = None
         self.slot = 0
         self.calls = 0
+        #: The current step's weights as the request writes them (None where it holds a plain
+        #: number): what a choice that parses the decimal itself reads.
+        self.written: list[str | None] = []
         self.writes = 0  # non-null steps recorded
         self.admissions = 0
         self.freed: list[np.ndarray] = []  # the rings of the latest victims, the last on top
@@ -329,6 +333,10 @@ class Model:
             if attn is None:
                 return None
         items = self.attention_items(attn)
+        # A weight kept as its text is read as a JSON reader reads it; the text stays at hand
+        # for a choice that reads the decimal itself (one rounding straight to float32).
+        self.written = [item.text if isinstance(item, NumberText) else None for item in items]
+        items = [item.decoded() if isinstance(item, NumberText) else item for item in items]
         weights = self.narrow(self.weight_values(items))
         weights = self.flush(weights)
         self.check_weights(weights)

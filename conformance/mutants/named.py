@@ -26,6 +26,9 @@ _UNSTABLE: Named = (
 )
 
 
+_STRAIGHT: Named = (("a reader that rounds the decimal straight to float32", "single-rounding"),)
+
+
 def _window_trap(obs: int) -> Named:
     lanes = [f"simd-lanes-{n}" for n in (4, 8, 16) if obs >= n]
     return (
@@ -314,6 +317,36 @@ NAMED: dict[str, Named] = {
         ("pooling that is not switched off at kernel 1", "pooling-at-kernel-one"),
         ("ties to the higher position", "ties-to-higher-position"),
     ),
+    # -- rounding: weights chosen for how their decimal rounds ----------------------------------
+    "rounding/exact-halfway-ties-to-even": (
+        ("narrowing that rounds halves away from zero", "narrowing-half-away"),
+        ("truncates toward zero", "narrowing-truncates"),
+    ),
+    "rounding/float32-maximum-from-below": (
+        ("the range checked on the float64 before rounding", "range-checked-on-float64"),
+        ("an integer literal of 39 digits refused", "huge-integer-bad-request"),
+    ),
+    "rounding/halfway-above-one": _STRAIGHT,
+    "rounding/halfway-above-zero": _STRAIGHT,
+    "rounding/halfway-below-rounds-up": _STRAIGHT,
+    "rounding/halfway-below-smallest-normal": _STRAIGHT,
+    "rounding/halfway-between-subnormals": _STRAIGHT,
+    "rounding/halfway-spellings": _STRAIGHT,
+    "rounding/integer-below-overflow-halfway": _STRAIGHT,
+    "rounding/integer-past-2-53": _STRAIGHT,
+    "rounding/integer-past-2-60": _STRAIGHT,
+    "rounding/integer-past-2-64": (
+        *_STRAIGHT,
+        ("a 64-bit integer reader, which overflows", "huge-integer-bad-request"),
+    ),
+    "rounding/many-digits-sent-as-written": _STRAIGHT,
+    "rounding/negative-zero-spellings": (
+        (
+            "a sign test on the text, or on the float64 before it is rounded",
+            "range-checked-before-narrowing",
+        ),
+    ),
+    "rounding/tiny-negative-reads-as-zero": _STRAIGHT,
     # -- the ring --------------------------------------------------------------------------------
     "ring/empty-attention-advances": (
         ("an empty list treated like null", "empty-attention-as-null"),

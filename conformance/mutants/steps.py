@@ -14,6 +14,8 @@ from __future__ import annotations
 import bisect
 import math
 import struct
+from decimal import Decimal
+from fractions import Fraction
 from typing import Any
 
 import numpy as np
@@ -727,9 +729,12 @@ class HugeIntegerBadRequest(Model):
 # -- narrowing ---------------------------------------------------------------------------------
 
 
-def decimal_to_float32(value: Any) -> float:
-    """The float32 nearest the decimal the vector wrote (its shortest repr), rounded once:
-    what `strtof` and Java's `Float.parseFloat` give. Infinity past the range."""
+def decimal_to_float32(value: Any, text: str | None = None) -> float:
+    """The float32 nearest the decimal, rounded once: what `strtof` and Java's
+    `Float.parseFloat` give; infinity past the range. The decimal is ``text`` as the request
+    writes it when known, else the one ``value``'s shortest repr writes."""
+    if text is not None:
+        return round_to(Fraction(Decimal(text)), FLOAT32)
     if type(value) is float and not math.isfinite(value):
         return value
     if type(value) is float and float32_literal(value) == value:
@@ -745,10 +750,53 @@ def decimal_to_float32(value: Any) -> float:
     keywords=("straight to float32", "strtof", "parsefloat"),
 )
 class SingleRounding(Model):
-    """Rounds each weight's decimal straight to float32 (one rounding)."""
+    """Rounds each weight's decimal, as the request writes it, straight to float32."""
 
     def narrow(self, values: list[Any]) -> list[float]:
-        return [decimal_to_float32(value) for value in values]
+        texts = self.written if len(self.written) == len(values) else [None] * len(values)
+        return [decimal_to_float32(value, text) for value, text in zip(values, texts, strict=True)]
+
+
+@mutant(
+    "narrowing-half-away",
+    rule="§2.3, §2.6: the float32 nearest the float64, a tie going to the even neighbour",
+    origin="narrowing by hand that rounds a tie up in magnitude (adding half an ulp before "
+    "truncating the mantissa, `Math.round` on the scaled value)",
+    keywords=("halves away from zero",),
+)
+class NarrowingHalfAway(Model):
+    """Narrows each float64 weight to the nearest float32, ties away from zero."""
+
+    def narrow(self, values: list[Any]) -> list[float]:
+        out = []
+        for value in values:
+            try:
+                wide = float(value)
+            except OverflowError:
+                wide = math.copysign(math.inf, value)
+            out.append(round_float(wide, FLOAT32, "half-away"))
+        return out
+
+
+@mutant(
+    "range-checked-on-float64",
+    rule="§2.3: the range is judged on the float32 the weight rounds to, not on its float64",
+    origin="a guard on the parsed double (`d > Float.MAX_VALUE` refused) before narrowing: "
+    "decimals just above the float32 maximum that round to it are refused",
+    keywords=("checked on the float64 before rounding",),
+)
+class RangeCheckedOnFloat64(Model):
+    """Refuses a weight whose float64 exceeds the float32 maximum, then narrows."""
+
+    def narrow(self, values: list[Any]) -> list[float]:
+        for index, value in enumerate(values):
+            try:
+                wide = float(value)
+            except OverflowError:
+                wide = math.inf
+            if abs(wide) > FLOAT32_MAX:
+                raise PolicyError("invalid-attention", f"attn[{index}] is beyond the float32 range")
+        return super().narrow(values)
 
 
 def _toward_zero(value: Any) -> float:

@@ -236,7 +236,7 @@ def rounding_negative_zero() -> Iterator[Draft]:
 def rounding_float32_maximum() -> Iterator[Draft]:
     midpoint = halfway_above(FLOAT32_MAX)
     below = math.nextafter(float(midpoint), 0.0)
-    texts = ["3.4028235e38", repr(below), exact_text(Fraction(FLOAT32_MAX)).removesuffix(".0")]
+    texts = ["3.4028235e38", repr(below), str(int(FLOAT32_MAX))]
     yield duels(
         "rounding/float32-maximum-from-below",
         texts,
