@@ -190,6 +190,8 @@ class Model:
         #: The current step's weights as the request writes them (None where it holds a plain
         #: number): what a choice that parses the decimal itself reads.
         self.written: list[str | None] = []
+        #: The current step's weights as read, before narrowing (an int or the nearest float64).
+        self.read: list[Any] = []
         self.writes = 0  # non-null steps recorded
         self.admissions = 0
         self.freed: list[np.ndarray] = []  # the rings of the latest victims, the last on top
@@ -337,7 +339,8 @@ class Model:
         # for a choice that reads the decimal itself (one rounding straight to float32).
         self.written = [item.text if isinstance(item, NumberText) else None for item in items]
         items = [item.decoded() if isinstance(item, NumberText) else item for item in items]
-        weights = self.narrow(self.weight_values(items))
+        self.read = self.weight_values(items)
+        weights = self.narrow(self.read)
         weights = self.flush(weights)
         self.check_weights(weights)
         return self.store(weights)

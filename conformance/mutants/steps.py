@@ -889,10 +889,19 @@ FLOAT32_MIN_NORMAL = 2.0**-126
     keywords=("ftz/daz", "subnormals flushed", "flushed to zero"),
 )
 class FlushSubnormals(Model):
-    """Flushes subnormal weights to zero (of the same sign) before judging and storing them."""
+    """Flushes subnormal weights to zero (of the same sign) before judging and storing them.
+
+    x86 judges tininess before rounding: a float64 just below the smallest normal float32 is
+    flushed by the narrowing itself, even where it rounds up to that normal."""
 
     def flush(self, weights: list[float]) -> list[float]:
-        return [math.copysign(0.0, w) if 0 < abs(w) < FLOAT32_MIN_NORMAL else w for w in weights]
+        read = self.read if len(self.read) == len(weights) else weights
+        return [
+            math.copysign(0.0, w)
+            if 0 < abs(w) < FLOAT32_MIN_NORMAL or 0 < abs(r) < FLOAT32_MIN_NORMAL
+            else w
+            for w, r in zip(weights, read, strict=True)
+        ]
 
 
 @mutant(
