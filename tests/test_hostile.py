@@ -412,26 +412,35 @@ for line in sys.stdin.buffer:
 
 def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
     """Case 7b: a 1 MiB refusal message on each of a vector's 257 evicts. The answers are
-    capped as each is read, not when the vector settles, so the run's memory stays near its
-    baseline instead of growing by a quarter of a gigabyte."""
+    capped as each is read, not when the vector settles, so the run's memory stays near that
+    of the same run against a port that fails the same vector with short answers, instead of
+    growing by a quarter of a gigabyte. (Compared with that run, not with a fixed figure: the
+    baseline depends on the machine, numpy's BLAS allocating per core among other things.)"""
     script = (
         "import resource, sys\n"
         "from conformance.cli import main\n"
         "status = main(['run', '-k', 'summation/window-256-trap', '--adapter', sys.argv[1]])\n"
         "print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
     )
-    broken = shlex.join(
-        [
-            sys.executable,
-            str(Path(__file__).resolve().parent / "broken_adapters" / "huge_refusals.py"),
-        ]
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", script, broken], capture_output=True, text=True, timeout=300
-    )
-    status, peak_mb = done.stdout.split()[-2:]
-    assert status == "1", done.stdout[-2000:] + done.stderr[-2000:]
-    assert int(peak_mb) < 120, f"peak {peak_mb} MB"
+    broken = Path(__file__).resolve().parent / "broken_adapters" / "huge_refusals.py"
+    peaks = {}
+    for name, adapter in (
+        (
+            "short",
+            [sys.executable, "-m", "conformance", "adapter", "--mutant", "pairwise-summation"],
+        ),
+        ("huge", [sys.executable, str(broken)]),
+    ):
+        done = subprocess.run(
+            [sys.executable, "-c", script, shlex.join(adapter)],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        status, peak_mb = done.stdout.split()[-2:]
+        assert status == "1", done.stdout[-2000:] + done.stderr[-2000:]
+        peaks[name] = int(peak_mb)
+    assert peaks["huge"] - peaks["short"] < 30, f"peaks in MB: {peaks}"
 
 
 # -- a vector run refuses what validate's loader refuses -----------------------------------------
