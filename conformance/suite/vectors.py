@@ -39,7 +39,7 @@ DOUBLE_ROUNDING = "double-rounding"
 VECTOR_OPS = ("new", "step", "evict")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Call:
     """One recorded request (without ``id``) and what it must produce.
 
