@@ -28,6 +28,7 @@ from conformance.spec.protocol import (
     EvictRequest,
     HelloRequest,
     NewRequest,
+    NumberText,
     ScoresRequest,
     StepRequest,
     decode,
@@ -191,6 +192,9 @@ class Session:
         )
         self._implemented = (*CORE_OPS, *self.capabilities)
         self._atomic_steps = factory in (new_policy, fast_policy)
+        # A policy that reads a weight's decimal itself (the catalogue's one-rounding reader)
+        # is handed each step's weights as the line writes them.
+        self.reads_weight_text = bool(getattr(factory, "reads_weight_text", False))
         self.policy: Policy | None = None
         self.finished = False
 
@@ -218,7 +222,17 @@ class Session:
             message = f"request is not a JSON object line: {error}"
             return refusal(None, "bad-request", message), False
         relaxed = not weights_checked and type(request) is dict and request.get("op") == "step"
+        if self.reads_weight_text:
+            request = self.as_written(request, line)
         return self.handle(request), relaxed
+
+    def as_written(self, request: Any, line: bytes | str) -> Any:
+        """``request`` (decoded from ``line``) with a step's weights as ``line`` writes them
+        (:class:`NumberText`), for a policy that ``reads_weight_text``."""
+        if type(request) is dict and isinstance(request.get("attn"), list):
+            written = decode(line, parse_float=NumberText, parse_int=NumberText)
+            request = {**request, "attn": written["attn"]}
+        return request
 
     def handle(self, request: Any) -> dict[str, Any]:
         """Answer one decoded request; never raises.

@@ -105,7 +105,12 @@ STEPS: tuple[Step, ...] = (
     Step("empty-attention", "what an empty attn list does", "§2.3", ("read_empty",)),
     Step("attention-shape", "attn: one weight per kept position", "§2.3", ("attention_items",)),
     Step("weight-values", "which JSON values are weights", "§2.3", ("weight_values",)),
-    Step("weight-narrowing", "nearest float64, then nearest float32", "§2.3, §2.6", ("narrow",)),
+    Step(
+        "weight-narrowing",
+        "nearest float64, then nearest float32",
+        "§2.3, §2.6",
+        ("narrow", "reads_weight_text"),
+    ),
     Step("subnormals", "subnormal weights", "§2.3", ("flush",)),
     Step("weight-check", "finite and not negative; -0.0 is zero", "§2.3", ("check_weights",)),
     Step("history-storage", "history stored as float32", "§2.6", ("store",)),
@@ -160,6 +165,11 @@ class Model:
     #: the model}``. Every class of the MRO may add names; ``per_row[name]`` is a list aligned
     #: with ``kept``.
     PER_ROW: ClassVar[dict[str, Callable[[Model], Any]]] = {}
+    #: Whether a session serving this policy hands it a step's weights as the line writes them
+    #: (:class:`~conformance.spec.protocol.NumberText`, as :func:`~conformance.mutants.play.play`
+    #: does for vectors whose weights are chosen for how their decimal rounds): only a choice
+    #: that parses the decimal itself needs it, and reading every weight's text costs.
+    reads_weight_text: ClassVar[bool] = False
     #: The accumulator's dtype (step ``summation-precision``).
     ACCUMULATOR: ClassVar[Any] = np.float64
     #: Record the sums and pooled scores of every evict in ``trace`` (for the shipped

@@ -752,6 +752,8 @@ def decimal_to_float32(value: Any, text: str | None = None) -> float:
 class SingleRounding(Model):
     """Rounds each weight's decimal, as the request writes it, straight to float32."""
 
+    reads_weight_text = True
+
     def narrow(self, values: list[Any]) -> list[float]:
         texts = self.written if len(self.written) == len(values) else [None] * len(values)
         return [decimal_to_float32(value, text) for value, text in zip(values, texts, strict=True)]

@@ -689,10 +689,15 @@ class InProcessAdapter(_Adapter):
             if not self._crashed:
                 raise RuntimeError("the adapter is not running; call start() first")
             outcome = AdapterFailure("crash", 0, "the in-process adapter had crashed before")
-        for index, request in enumerate(prepared.requests if self._session else ()):
+        session = self._session
+        # A policy that reads a weight's decimal itself gets it as the request line writes it.
+        lines = prepared.bodies if session is not None and session.reads_weight_text else None
+        for index, request in enumerate(prepared.requests if session else ()):
             try:
                 # answer, not handle: a policy's exception must surface here as a crash
                 message = {**decoded(request), "id": ticket.first + index}
+                if lines is not None:
+                    message = session.as_written(message, b"{" + lines[index])
                 answer = self._session.answer(message)
                 answers.append(decode(encode(answer)))
             except Exception as error:  # a mutant's bug: a real process would die here
