@@ -102,7 +102,8 @@ def test_shrinks_a_tie_bug_to_a_tie_broken_upward_at_its_last_evict(seed):
     Which tie the shrink ends on is hypothesis's choice, not the kit's: the seed fixes the
     random source, but the scenario reached depends on hypothesis's version and the path its
     shrinker takes (seed 3 ends on new, two steps and an evict with budget 1; seed 0 on budget
-    12 with 14 steps; a run of seed 3 once ended on victims [1] against [3]). So this asserts
+    12 with 14 steps; an assertion of one smallest scenario once failed on victims [3] where
+    it wanted [1], run after other test files). So this asserts
     what every shrink of a tie bug has, whatever tie it lands on, with the scores and victims
     taken from the reference and the mutant, not from the fuzzer: the difference is at the last
     call, an evict; the port evicts as many positions as the reference; the positions only the
