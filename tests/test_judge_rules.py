@@ -456,3 +456,101 @@ def test_the_rewritten_adapter_with_nothing_rewritten_passes(evicts_zero):
 
 def test_answers_of_is_the_reference(evicts_zero):
     assert checker.judge(evicts_zero, answers_of(evicts_zero)).passed
+
+
+# -- scores answers in a protocol check (SPEC.md §2.5, §3.2) ------------------------------------
+
+#: The answers of protocol/scores-kept-positions that are scores: before any step, with five
+#: kept, and after the evict that leaves 1, 3 and 4 (3 and 4 the protected recent entries).
+EMPTY, FIVE, AFTER = 2, 8, 10
+
+
+def scores_edited(index: int, **lists: list[Any]) -> CheckVerdict:
+    item, answers = reference("protocol/scores-kept-positions")
+    assert [json.loads(answers[i])["positions"] for i in (EMPTY, FIVE, AFTER)] == [
+        [],
+        [0, 1, 2, 3, 4],
+        [1, 3, 4],
+    ]
+    answer = json.loads(answers[index])
+    for name, values in lists.items():
+        answer[name] = values
+    answers[index] = json.dumps(answer).encode()
+    return judge_check(item, answers)
+
+
+def scores_of(index: int) -> dict[str, list[Any]]:
+    _, answers = reference("protocol/scores-kept-positions")
+    answer = json.loads(answers[index])
+    return {name: answer[name] for name in ("positions", "sums", "pooled")}
+
+
+def test_spec_3_2_check_judge_fails_scores_lists_of_unequal_length():
+    """SPEC.md §3.2: positions, sums and pooled are all three of the same length."""
+    pooled = scores_of(FIVE)["pooled"]
+    verdict = scores_edited(FIVE, pooled=pooled[:-1])
+    assert (verdict.verdict, verdict.line, verdict.op) == (checker.PROTOCOL_ERROR, FIVE, "scores")
+    assert "scores has 5 positions but 4 pooled" in verdict.message
+
+
+@pytest.mark.parametrize(
+    ("name", "values", "words"),
+    [
+        ("positions", [1.0, 3.0, 4.0], "positions must be a list of integers"),
+        ("positions", [1, 3, True], "positions must be a list of integers"),
+        ("sums", ["0.5", 0.0, 0.0], "sums must be a list of numbers"),
+        ("pooled", None, "pooled must be a list of numbers"),
+    ],
+)
+def test_spec_2_5_check_judge_fails_scores_of_the_wrong_json_type(name, values, words):
+    """SPEC.md §2.5, §1: positions are integers (1.0 and true are not), scores numbers."""
+    verdict = scores_edited(AFTER, **{name: values})
+    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, AFTER)
+    assert words in verdict.message
+
+
+def test_spec_2_5_check_judge_fails_scores_without_the_protected_recent_entries():
+    """SPEC.md §2.5: the protected recent entries are scored too. A port that scores only
+    the candidates lists 0, 1 and 2 of the five kept, each with its own sum and pooled score."""
+    five = scores_of(FIVE)
+    verdict = scores_edited(FIVE, **{name: values[:3] for name, values in five.items()})
+    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, FIVE)
+    assert "leave out the kept position(s) [3, 4], the newest" in verdict.message
+
+
+def test_spec_2_5_check_judge_fails_scores_positions_not_ascending():
+    """SPEC.md §2.5: the kept positions ascending, each list in the same order."""
+    after = scores_of(AFTER)
+    verdict = scores_edited(AFTER, **{name: values[::-1] for name, values in after.items()})
+    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, AFTER)
+    assert "put 3 after 4" in verdict.message
+    repeated = {name: [values[0], *values[:2]] for name, values in after.items()}
+    assert "put 1 after 1" in scores_edited(AFTER, **repeated).message
+
+
+def test_spec_2_5_check_judge_fails_an_evicted_position_still_scored():
+    """SPEC.md §2.5: only kept positions: 0, evicted by the evict before, is not one."""
+    after = scores_of(AFTER)
+    stale = {name: [values[0], *values] for name, values in after.items()}
+    stale["positions"][0] = 0
+    verdict = scores_edited(AFTER, **stale)
+    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, AFTER)
+    assert "list [0], which are not kept" in verdict.message
+
+
+def test_spec_3_5_scores_check_asks_an_adapter_without_the_capability_for_unsupported():
+    """SPEC.md §3.5, §3.3: an adapter that does not announce scores passes the check by
+    refusing every scores request as unsupported; one that announces it may not refuse."""
+    item, answers = reference("protocol/scores-kept-positions")
+    hello = json.loads(answers[0])
+    without = [json.dumps({**hello, "capabilities": []}).encode(), *answers[1:]]
+    for index in (EMPTY, FIVE, AFTER):
+        refused = {"id": index + 1, "ok": False, "error": {"kind": "unsupported", "message": ""}}
+        without[index] = json.dumps(refused).encode()
+    assert judge_check(item, without).passed
+    announced = [answers[0], *without[1:]]
+    verdict = judge_check(item, announced)
+    assert (verdict.verdict, verdict.line) == (checker.UNEXPECTED_REFUSAL, EMPTY)
+    answered = [without[0], *answers[1:]]
+    verdict = judge_check(item, answered)
+    assert (verdict.verdict, verdict.line) == (checker.UNEXPECTED_SUCCESS, EMPTY)
