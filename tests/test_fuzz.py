@@ -18,6 +18,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
+from conformance.adapter.replay import replay
 from conformance.judge import checker
 from conformance.mutants import lookup
 from conformance.policy.reference import SnapKV
@@ -94,18 +95,34 @@ def mistake(name: str, start: bool = True) -> InProcessAdapter:
     return adapter
 
 
-def test_shrinks_a_tie_bug_to_the_smallest_scenario():
-    finding = fuzz.fuzz(planted("ties-to-higher-position"), seed=3).finding
+@pytest.mark.parametrize("seed", (3, 0, 2))
+def test_shrinks_a_tie_bug_to_a_tie_broken_upward_at_its_last_evict(seed):
+    """SPEC.md §2.4 step 4: among equal pooled scores the lower position is evicted first.
+
+    Which tie the shrink ends on is hypothesis's choice, not the kit's: the seed fixes the
+    random source, but the scenario reached depends on hypothesis's version and the path its
+    shrinker takes (seed 3 ends on new, two steps and an evict with budget 1; seed 0 on budget
+    12 with 14 steps; an assertion of one smallest scenario once failed on victims [3] where
+    it wanted [1], run after other test files). So this asserts
+    what every shrink of a tie bug has, whatever tie it lands on, with the scores and victims
+    taken from the reference and the mutant, not from the fuzzer: the difference is at the last
+    call, an evict; the port evicts as many positions as the reference; the positions only the
+    reference evicts are all lower than those only the port evicts, and all of them have one
+    pooled score. That no call can go is the next test's."""
+    name = "ties-to-higher-position"
+    finding = fuzz.fuzz(planted(name), seed=seed).finding
     assert finding is not None
-    calls = finding.scenario.calls
-    # new, two steps, evict: a tie of two zeros, the lower position evicted by the reference.
-    assert [call["op"] for call in calls] == ["new", "step", "step", "evict"]
-    assert calls[0]["params"]["budget"] == 1
-    first, second = calls[1]["pos"], calls[2]["pos"]
-    assert (finding.difference.expected, finding.difference.actual) == (
-        f"victims [{first}]",
-        f"victims [{second}]",
-    )
+    calls = list(finding.scenario.calls)
+    assert finding.difference.call_index == len(calls) - 1 and calls[-1]["op"] == "evict"
+    expected = replay(calls)[-1]["victims"]
+    actual = replay(calls, lookup(name).factory)[-1]["victims"]
+    assert finding.difference.expected == f"victims {json.dumps(expected)}"
+    assert len(actual) == len(expected) and actual != expected
+    lower, higher = set(expected) - set(actual), set(actual) - set(expected)
+    assert max(lower) < min(higher)
+    scores = replay([*calls[:-1], {"op": "scores"}])[-1]
+    pooled = dict(zip(scores["positions"], scores["pooled"], strict=True))
+    assert len({pooled[position] for position in lower | higher}) == 1
 
 
 def test_the_last_pass_drops_every_call_a_difference_does_not_need():

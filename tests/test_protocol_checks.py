@@ -93,7 +93,7 @@ def test_every_area_the_checks_must_cover_has_checks():
         "missing-step-attn", "unknown-fields-ignored", "params-other-case", "params-extra-name",
         "victims-empty-list", "judgement-order", "scores-only-when-announced", "id-2-63",
         "id-above-2-64", "id-below-minus-2-63", "id-below-minus-2-64", "repeated-names-request",
-        "repeated-names-params", "repeated-names-nested",
+        "repeated-names-params", "repeated-names-nested", "scores-kept-positions",
     ):  # fmt: skip
         assert f"protocol/{name}" in ids
 
@@ -294,6 +294,39 @@ def test_default_run_fails_a_lax_adapter_with_a_line_naming_the_rule():
     # Each FAIL line also went to stderr as its check was judged, as vectors' do.
     said = [line for line in out.stderr.splitlines() if line.startswith("FAIL ")]
     assert said == [line for line in fails if line in said] and len(said) == len(fails)
+
+
+#: Adapters whose evictions are right and whose scores answers are not, and the checks that
+#: fail each (the other check that asks for scores answers it after one step: one position).
+MALFORMED_SCORES = {
+    "scores_unequal_lengths": (
+        {"protocol/scores-kept-positions", "protocol/scores-only-when-announced"},
+        "scores has 5 positions but 4 pooled",
+    ),
+    "scores_without_protected": (
+        {"protocol/scores-kept-positions"},
+        "leave out the kept position(s) [3, 4], the newest",
+    ),
+    "scores_descending": ({"protocol/scores-kept-positions"}, "put 3 after 4"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MALFORMED_SCORES))
+def test_default_run_fails_an_adapter_whose_scores_answers_are_malformed(name):
+    """SPEC.md §2.5: scores answers are judged whenever an adapter gives them, not only while
+    a failed vector is diagnosed: an adapter passing every vector fails the default run."""
+    adapter = shlex.join([sys.executable, str(HERE / "broken_adapters" / f"{name}.py")])
+    out = subprocess.run(
+        [sys.executable, "-m", "conformance", "run", "--adapter", adapter],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert out.returncode == 1, out.stdout + out.stderr
+    failed, words = MALFORMED_SCORES[name]
+    fails = [line for line in out.stdout.splitlines() if line.startswith("FAIL ")]
+    assert {line.split()[1].rstrip(":") for line in fails} == failed
+    assert any(words in line for line in fails), fails
 
 
 def test_run_checks_reports_each_check_as_it_is_judged():

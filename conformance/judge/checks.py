@@ -4,6 +4,7 @@ expectations, the first fault deciding. Pure: lines in, a frozen verdict out.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,7 +21,7 @@ from conformance.judge.checker import (
     WRONG_VICTIMS,
     kept,
 )
-from conformance.spec.protocol import DecodeError, decode, same_integer
+from conformance.spec.protocol import DecodeError, decode, same_integer, scores_problem
 from conformance.suite.checks import ProtocolCheck, line_of, op_of
 
 
@@ -212,6 +213,11 @@ def _outcome_fault(
                 item["victims"],
                 victims,
             )
+    if "positions" in item:
+        problem = _scores_problem(answer, item["positions"])
+        if problem is not None:
+            shown = {name: answer.get(name) for name in ("positions", "sums", "pooled")}
+            return PROTOCOL_ERROR, problem, {"positions": item["positions"]}, shown
     if "protocol" in item and not same_integer(answer.get("protocol"), item["protocol"]):
         return (
             PROTOCOL_ERROR,
@@ -220,6 +226,41 @@ def _outcome_fault(
             None,
         )
     return None
+
+
+def _scores_problem(answer: dict[str, Any], kept: Sequence[int]) -> str | None:
+    """What breaks SPEC.md §2.5 in a successful scores answer, or None: three lists of one
+    length (the shape the scores diagnosis requires too), the positions exactly the ``kept``
+    ones in ascending order, the protected recent entries included. The values are compared
+    with the reference's only by the diagnosis of a failed vector."""
+    problem = scores_problem(answer)
+    if problem is not None:
+        return problem + " (SPEC.md §3.2: one position, sum and pooled score per kept position)"
+    positions = answer["positions"]
+    for before, after in itertools.pairwise(positions):
+        if after <= before:
+            return (
+                f"scores positions {_json(positions)} put {after} after {before}: they are "
+                "the kept positions in ascending order, not in rank or insertion order"
+            )
+    listed, wanted = set(positions), set(kept)
+    missing = [position for position in kept if position not in listed]
+    extra = [position for position in positions if position not in wanted]
+    if not missing and not extra:
+        return None
+    faults = []
+    if missing:
+        newest = missing == list(kept[len(kept) - len(missing) :])
+        faults.append(
+            f"leave out the kept position(s) {_json(missing)}"
+            + (", the newest: the protected recent entries are scored too" if newest else "")
+        )
+    if extra:
+        faults.append(f"list {_json(extra)}, which are not kept (evicted, or never admitted)")
+    return (
+        f"scores positions {_json(positions)}, expected the kept positions {_json(list(kept))}: "
+        f"they {' and '.join(faults)}"
+    )
 
 
 def _kind(answer: dict[str, Any]) -> str:

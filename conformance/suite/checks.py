@@ -53,7 +53,8 @@ class ProtocolCheck:
     ``send`` holds text chunks (sent UTF-8 encoded) and ``{"hex": ...}`` chunks (sent as
     those bytes). ``expect`` has one entry per line that calls for an answer: ``line`` (its
     index among the payload's LF-separated lines), the ``id`` the answer must carry, ``ok``,
-    and ``error`` (a refusal's kind), ``victims`` or ``protocol`` where they are judged.
+    and ``error`` (a refusal's kind), ``victims``, ``protocol`` or a scores answer's kept
+    ``positions`` where they are judged.
     ``without`` is the answer due instead when the adapter did not announce ``scores``;
     ``latitude`` lists other answers SPEC lets a port give (its implementation limits).
     """

@@ -465,6 +465,10 @@ def realize(draft: CheckDraft) -> ProtocolCheck:
             item["victims"] = answer["victims"]
         if "protocol" in answer:
             item["protocol"] = answer["protocol"]
+        if "positions" in answer:
+            # A scores answer is judged by its kept positions (and the lengths of its three
+            # lists); its values are the scores diagnosis's to compare (SPEC.md §2.5, §5).
+            item["positions"] = answer["positions"]
         if op_of(line_of(data, line)) == SCORES:
             # The reference announces scores; an adapter that does not must refuse it.
             item["without"] = {"capability": SCORES, "ok": False, "error": "unsupported"}

@@ -544,6 +544,33 @@ def drafts() -> Iterator[CheckDraft]:
         ],
         ["ok", "no-policy", "ok", "ok", "ok"],
     )
+    scores_params = {"budget": 3, "recentWindow": 2, "obsWindow": 2, "poolKernel": 3}
+    weights = ([0.5], [0.25, 0.5], [0.5, 0.125, 0.25], [0.5, 0.25, 0.125, 0.25])
+    yield _draft(
+        "scores-kept-positions",
+        "SPEC.md §2.5: scores lists every kept position, ascending, the protected recent "
+        "entries included, with one sum and one pooled score each",
+        "scores answers three lists of one length, the kept positions ascending: empty while "
+        "nothing is kept, then the five kept positions, then after an evict the three left "
+        "(1, 3 and 4: the evict took 0 and 2), the two protected recent entries among them. An "
+        "adapter that does not announce scores answers each unsupported.",
+        "scores lists of unequal length, positions in rank or insertion order, the protected "
+        "recent entries left out (only the candidates scored), evicted positions still listed",
+        [
+            HELLO,
+            _line({"id": 2, "op": "new", "params": scores_params, "seed": 0}),
+            '{"id":3,"op":"scores"}\n',
+            _line({"id": 4, "op": "step", "pos": 0, "attn": None}),
+            *(
+                _line({"id": 5 + index, "op": "step", "pos": 1 + index, "attn": attn})
+                for index, attn in enumerate(weights)
+            ),
+            '{"id":9,"op":"scores"}\n',
+            '{"id":10,"op":"evict"}\n',
+            '{"id":11,"op":"scores"}\n',
+        ],
+        ["ok"] * 11,
+    )
     yield _draft(
         "bye-ends-session",
         "SPEC.md §3.2: bye is answered, then the adapter reads nothing more and exits with "
