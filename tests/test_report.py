@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 import json
 import os
+import shlex
 import stat
+import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -588,3 +590,19 @@ def test_count_progress_is_a_bar_on_a_terminal(monkeypatch):
     progress.finish()
     shown = stream.getvalue()
     assert "\rrecord: [#####...............] 1/4 tokens, " in shown and "\n" not in shown
+
+
+def test_a_run_of_protocol_checks_alone_writes_a_report_the_schema_accepts(capsys, tmp_path):
+    """No vector ran, so there was no handshake: the adapter's description is null, not
+    missing; a check's verdict names the op its request line sends (hello here), which is not
+    one of a vector's ops; and with no failing vector there is no triage to report."""
+    report = tmp_path / "report.json"
+    crashing = shlex.join([sys.executable, "-c", "import sys; sys.exit(1)"])
+    code, out, _ = cli(capsys, "-k", "protocol/", "--adapter", crashing, "--report", str(report))
+    assert code == 1
+    document = json.loads(report.read_text())
+    validate(document)
+    assert document["adapter"]["implementation"] is None
+    assert {result["op"] for result in document["results"]} == {"hello"}
+    assert "triage" not in document or document["triage"] is None
+    assert "triage:" not in out

@@ -221,7 +221,13 @@ def json_report(run: RunResult, context: RunContext | None = None) -> dict[str, 
     """The JSON report (``snapkv-report/1``); see ``schema/report.schema.json``."""
     context = context or RunContext()
     handshake = run.handshake
-    adapter: dict[str, Any] = {"argv": run.adapter_argv}
+    # No handshake when no vector ran (the protocol checks talk to the adapter raw): null.
+    adapter: dict[str, Any] = {
+        "argv": run.adapter_argv,
+        "implementation": None,
+        "protocol": None,
+        "capabilities": None,
+    }
     if handshake is not None:
         adapter.update(handshake.to_json())
     counts = run.counts

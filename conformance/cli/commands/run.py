@@ -186,11 +186,11 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:  # the runner has killed the adapters
         progress.finish()
-    if not result.ok:  # the policy's mistakes; protocol checks are not the triage's
+    ids = {entry.id for entry in selected}
+    vector_results = [r for r in result.results if r.vector_id in ids]
+    if any(r.fails_run for r in vector_results):  # the policy's mistakes; checks are not its
         from conformance.explain.triage import triage
 
-        ids = {entry.id for entry in selected}
-        vector_results = [r for r in result.results if r.vector_id in ids]
         result.triage = triage(selected, vector_results)  # entries: each read only if replayed
     print(terminal.format_summary(result, context))
     if not _write_outputs(outputs, result, context, adapter_argv):
