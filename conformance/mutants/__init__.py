@@ -109,20 +109,3 @@ def lookup(name: str) -> Mutant:
         raise KeyError(
             f"unknown mutant {name!r}; the catalogue has: {', '.join(names())}"
         ) from None
-
-
-def mutant_adapter_main(name: str) -> int:
-    """Serve the mutant ``name`` over protocol v1 on stdin/stdout (exit 2 for an unknown name).
-
-    The ``hello`` answer names the implementation ``mutant:<name>``.
-    """
-    import sys
-
-    from conformance.adapter import server as adapter
-
-    try:
-        mutant = lookup(name)
-    except KeyError as error:
-        print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
-        return 2
-    return adapter.main(mutant.factory, mutant.implementation())

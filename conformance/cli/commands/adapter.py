@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 
 from conformance.adapter import server as adapter
 
@@ -22,6 +23,19 @@ def run(args: argparse.Namespace) -> int:
     adapter.single_threaded_blas()  # before the mutants' modules import numpy
     if args.mutant is None:
         return adapter.main()
-    from conformance.mutants import mutant_adapter_main
+    return serve_mutant(args.mutant)
 
-    return mutant_adapter_main(args.mutant)
+
+def serve_mutant(name: str) -> int:
+    """Serve the mutant ``name`` over protocol v1 on stdin/stdout (exit 2 for an unknown name).
+
+    The ``hello`` answer names the implementation ``mutant:<name>``.
+    """
+    from conformance import mutants  # numpy: only a mutant's adapter loads the catalogue
+
+    try:
+        mutant = mutants.lookup(name)
+    except KeyError as error:
+        print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
+        return 2
+    return adapter.main(mutant.factory, mutant.implementation())
