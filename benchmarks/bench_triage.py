@@ -65,7 +65,7 @@ if argv:
 else:
     from conformance import mutants
     from conformance.transport.session import InProcessAdapter
-    from conformance.mutants.play import compose
+    from conformance.explain.play import compose
 
     policy = compose([mutants.lookup(name) for name in names])
     info = {"name": "+".join(names), "language": "python", "version": "0"}

@@ -21,11 +21,11 @@ from hypothesis import strategies as st
 
 from conformance import mutants
 from conformance.adapter.replay import replay
+from conformance.explain.play import compose, play
 from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants._base import overridden
 from conformance.mutants._floats import BFLOAT16, FLOAT16, FLOAT32, round_to, to_bfloat16
 from conformance.mutants.model import HOOK_STEP, STEPS, Model
-from conformance.mutants.play import compose, play
 from conformance.policy.reference import new_policy
 from conformance.spec import resources
 from conformance.suite.vectors import load_suite

@@ -8,9 +8,9 @@ from functools import cache
 import pytest
 
 from conformance import mutants
+from conformance.explain.play import compose, play
 from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants.named import GENERIC, NAMED
-from conformance.mutants.play import compose, play
 from conformance.spec import resources
 from conformance.spec.text import catches_of
 from conformance.suite.vectors import Vector, load_suite

@@ -20,7 +20,7 @@ import pytest
 
 from conformance import mutants
 from conformance.explain import kills, triage
-from conformance.mutants.play import compose, numpy_probe, play
+from conformance.explain.play import compose, numpy_probe, play
 from conformance.policy.reference import SnapKV
 from conformance.report import terminal
 from conformance.runner.run import RunResult, run_suite
@@ -506,7 +506,7 @@ def test_the_shipped_outcomes_change_no_ranking(
 
 
 def test_another_machines_numpy_replays_what_calls_numpy(monkeypatch: pytest.MonkeyPatch) -> None:
-    import conformance.mutants.play as play_module
+    import conformance.explain.play as play_module
 
     run = run_policy(mutants.lookup("topk-keepers").policy)
     here = triage_of(run)

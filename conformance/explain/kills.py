@@ -13,10 +13,10 @@ is replayed instead). For each vector and each mistake the file says one of thre
   nothing on that vector that they do not change.
 - ``moved``: its answers are the expected ones, but some score differs.
 - ``kills``: its answers differ: ``[first differing call, digest of that answer, digest of
-  all its answers]`` (:func:`conformance.mutants.play.digest`).
+  all its answers]`` (:func:`conformance.explain.play.digest`).
 
 Mistakes that call numpy's argsort or argpartition answer as this machine's numpy does; their
-entries hold only where :func:`~conformance.mutants.play.numpy_probe` matches the probe the file
+entries hold only where :func:`~conformance.explain.play.numpy_probe` matches the probe the file
 was computed with, and are replayed elsewhere.
 
 The file is regenerated from a checkout with ``python -m conformance.explain.kills``; a test
@@ -86,10 +86,10 @@ def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
     """The file's entry for ``vector``: replay every catalogued mistake (or those ``names``)
     with its scores traced, and compare with the reference's."""
     from conformance import mutants
+    from conformance.explain.play import digest as answers_digest
+    from conformance.explain.play import play
     from conformance.judge.outcomes import expected_outcomes
     from conformance.mutants.model import Model
-    from conformance.mutants.play import digest as answers_digest
-    from conformance.mutants.play import play
 
     expected = expected_outcomes(vector)
     reference = play(Model, vector, trace=True)
@@ -129,7 +129,7 @@ def _same_scores(a: Sequence[Any], b: Sequence[Any]) -> bool:
 
 def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
     """The whole file: every vector's entry (ids sorted) and this machine's numpy probe."""
-    from conformance.mutants.play import numpy_probe
+    from conformance.explain.play import numpy_probe
 
     ordered = sorted(vectors, key=lambda v: v.id)
     if jobs > 1:
@@ -154,7 +154,7 @@ def load(vectors: Sequence[Any]) -> dict[str, Known]:
     except (OSError, ValueError):
         return {}
     from conformance import mutants
-    from conformance.mutants.play import numpy_probe
+    from conformance.explain.play import numpy_probe
 
     dropped: frozenset[str] = frozenset()
     if table.get("numpy") != numpy_probe():
@@ -184,7 +184,7 @@ def unknown_here() -> frozenset[str]:
     except (OSError, ValueError):
         return frozenset()
     from conformance import mutants
-    from conformance.mutants.play import numpy_probe
+    from conformance.explain.play import numpy_probe
 
     if table.get("numpy") == numpy_probe():
         return frozenset()

@@ -329,7 +329,7 @@ class _Run:
     a :class:`~conformance.suite.vectors.Vector` or an object that loads one, by ``load()``)."""
 
     def __init__(self, source: Any, result: Any) -> None:
-        from conformance.mutants.play import digest
+        from conformance.explain.play import digest
 
         self.source = source
         self.id: str = source.id
@@ -521,7 +521,7 @@ class _Engine:
 
     def _play(self, policy: type, run: _Run) -> int | None:
         """Where ``policy`` first answers otherwise than the port on ``run`` (None: never)."""
-        from conformance.mutants.play import play
+        from conformance.explain.play import play
 
         return play(policy, run.vector, run.target).diverged
 
@@ -636,7 +636,7 @@ class _Engine:
         """Figures for the combination from its parts alone: a vector none of them touches is
         answered as the reference answers it; one that one part touches, as that part answers
         it; one that several touch is not counted (it needs a replay)."""
-        from conformance.mutants.play import compose
+        from conformance.explain.play import compose
 
         parts = self._parts(indices)
         if compose([single.mutant for single in parts]) is None:
@@ -672,7 +672,7 @@ class _Engine:
         """Exact figures for a combination: replayed on every vector a part touches (the
         failing vectors first, the small ones first). None when it cannot compose, or once it
         has missed so many vectors that it cannot reproduce ``need`` in all."""
-        from conformance.mutants.play import compose
+        from conformance.explain.play import compose
 
         if indices in self._exact:
             return self._exact[indices]
@@ -796,7 +796,7 @@ class _Engine:
         answer differently, or None. Single mistakes are compared by their shipped answers;
         combinations are replayed on a few committed vectors their parts are not inert on."""
         from conformance.explain import kills
-        from conformance.mutants.play import compose, play
+        from conformance.explain.play import compose, play
         from conformance.spec import resources
         from conformance.suite.stream import SuiteEntry
 

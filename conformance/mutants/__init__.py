@@ -8,7 +8,8 @@ uses to name it and, for most, a witness scenario on which it answers differentl
 reference. Choices on different steps compose, so a port is modelled as a set of choices; real
 code that makes several at once is a *named point* built from their classes
 (:mod:`~conformance.mutants.realworld`). ``snapkv-conformance mutants`` replays the suite
-against every mutant; a vector *kills* a mutant when the mutant fails it.
+against every mutant (:mod:`conformance.explain.killing`); a vector *kills* a mutant when the
+mutant fails it.
 
 The families, one module each: :mod:`~conformance.mutants.params` (construction, the seed, what
 ``new`` replaces), :mod:`~conformance.mutants.steps` (which positions and weights a step
@@ -18,8 +19,12 @@ accepts, how it reads and narrows them, what a refusal leaves behind),
 scale), :mod:`~conformance.mutants.pooling`, :mod:`~conformance.mutants.selection` (how many
 victims, which candidates, ranked how, returned in what order), and
 :mod:`~conformance.mutants.realworld` (named points). :mod:`~conformance.mutants.named` reads
-every vector's "Catches:" text into catalogued mistakes; :mod:`~conformance.mutants.play`
-replays a vector on a catalogued policy in process.
+every vector's "Catches:" text into catalogued mistakes.
+
+Invariant: the mistakes as policies, nothing more: imports only :mod:`conformance.policy` and
+:mod:`conformance.spec`. Replaying them on vectors and judging the answers is
+:mod:`conformance.explain`'s (:mod:`~conformance.explain.play`,
+:mod:`~conformance.explain.killing`).
 """
 
 from __future__ import annotations

@@ -116,7 +116,7 @@ class Mutant:
     @property
     def dispatch_dependent(self) -> bool:
         """True when it calls numpy's argsort or argpartition, which order equal keys as this
-        machine's numpy build does (see :func:`conformance.mutants.play.numpy_probe`)."""
+        machine's numpy build does (see :func:`conformance.explain.play.numpy_probe`)."""
         return any(vars(klass).get("USES_NUMPY_SORT") for klass in self.policy.__mro__)
 
     @property

@@ -389,7 +389,7 @@ def accepting(names: Sequence[str]) -> PolicyFactory:
     """The policy with the catalogued mistakes ``names`` made at once, as a factory; raise
     ValueError for an unknown name or mistakes that override the same step of the policy."""
     from conformance import mutants
-    from conformance.mutants.play import compose
+    from conformance.explain.play import compose
 
     try:
         chosen = [mutants.lookup(name) for name in dict.fromkeys(names)]

@@ -1,6 +1,6 @@
 """The kill matrix: which vectors each mutant fails, replayed in process.
 
-Each vector is replayed on the mutant's policy (:func:`conformance.mutants.play.play`: the
+Each vector is replayed on the mutant's policy (:func:`conformance.explain.play.play`: the
 calls answered as :class:`conformance.adapter.server.Session` answers them, a crash where the policy
 raises) and the answers are judged by :func:`conformance.judge.checker.judge`, the same checker
 ``snapkv-conformance run`` uses: a vector *kills* a mutant when its verdict is not ``pass``.
@@ -37,7 +37,7 @@ def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]
 
 def verdict(mutant: Mutant, vector: Vector) -> str:
     """The checker's verdict on ``mutant`` replaying ``vector`` (``"pass"`` if it survives)."""
-    from conformance.mutants.play import play
+    from conformance.explain.play import play
 
     answers, failure = answers_of(play(mutant.policy, vector).outcomes)
     return judge(vector, answers, failure=failure).verdict
