@@ -1,5 +1,5 @@
 """Every mistake a committed vector's "Catches:" text names is catalogued, and that vector
-kills it (conformance/mutants/named.py holds the reading of every text)."""
+kills it (conformance/tools/generate/named.py holds the reading of every text)."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 from conformance import mutants
 from conformance.explain.play import compose, play
 from conformance.judge.outcomes import expected_outcomes
-from conformance.mutants.named import GENERIC, NAMED
 from conformance.spec import resources
 from conformance.spec.text import catches_of
 from conformance.suite.vectors import Vector, load_suite
+from conformance.tools.generate.named import GENERIC, NAMED
 
 
 @cache
@@ -24,7 +24,7 @@ def suite() -> dict[str, Vector]:
 def test_every_committed_vector_has_its_catches_read() -> None:
     unread = sorted(set(suite()) - set(NAMED) - set(GENERIC))
     assert unread == [], (
-        f"add these vectors' named mistakes to conformance/mutants/named.py: {unread}"
+        f"add these vectors' named mistakes to conformance/tools/generate/named.py: {unread}"
     )
     stale = sorted((set(NAMED) | set(GENERIC)) - set(suite()))
     assert stale == [], f"no such committed vectors: {stale}"

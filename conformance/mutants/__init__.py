@@ -18,8 +18,7 @@ accepts, how it reads and narrows them, what a refusal leaves behind),
 :mod:`~conformance.mutants.summation` (precision, order, running and cumulative totals,
 scale), :mod:`~conformance.mutants.pooling`, :mod:`~conformance.mutants.selection` (how many
 victims, which candidates, ranked how, returned in what order), and
-:mod:`~conformance.mutants.realworld` (named points). :mod:`~conformance.mutants.named` reads
-every vector's "Catches:" text into catalogued mistakes.
+:mod:`~conformance.mutants.realworld` (named points).
 
 Invariant: the mistakes as policies, nothing more: imports only :mod:`conformance.policy` and
 :mod:`conformance.spec`. Replaying them on vectors and judging the answers is

@@ -498,7 +498,7 @@ GENERIC: dict[str, str] = {
         f"random/seed-{seed:02d}": "a random mix that shows almost any wrong step somewhere"
         for seed in range(1, 13)
     },
-    # The recorded traces' text is written by conformance/record: it describes the ports a
+    # The recorded traces' text is written by conformance/tools/record: it describes the ports a
     # real trace shows up (those that pass synthetic weights), not mistakes it is built for.
     **{
         f"real/{name}": "a recorded trace: it names the kind of port it shows up, not a mistake"
