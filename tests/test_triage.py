@@ -465,14 +465,14 @@ def test_the_shipped_outcomes_are_the_catalogue_replayed_on_the_committed_suite(
     names = [m.name for i, m in enumerate(mutants.CATALOGUE) if i % SHARDS == shard]
     shipped = json.loads(kills.PATH.read_text(encoding="utf-8"))
     assert set(shipped) - {"numpy"} == {vector.id for vector in suite()}, (
-        "conformance/data/kills.json is stale: run python -m conformance.explain.kills"
+        "conformance/data/kills.json is stale: run python -m conformance.tools.generate.kills"
     )
     same_machine = shipped["numpy"] == numpy_probe()
     for vector in suite():
         fresh = kills.entry(vector, names)
         entry = shipped[vector.id]
         assert entry["digest"] == fresh["digest"], (
-            f"{vector.id}: python -m conformance.explain.kills"
+            f"{vector.id}: python -m conformance.tools.generate.kills"
         )
         for name in names:
             if not same_machine and mutants.lookup(name).dispatch_dependent:

@@ -19,16 +19,15 @@ Mistakes that call numpy's argsort or argpartition answer as this machine's nump
 entries hold only where :func:`~conformance.explain.play.numpy_probe` matches the probe the file
 was computed with, and are replayed elsewhere.
 
-The file is regenerated from a checkout with ``python -m conformance.explain.kills``; a test
-recomputes it and fails when it is stale.
+The file is regenerated from a checkout with ``python -m conformance.tools.generate.kills``; a
+test recomputes it and fails when it is stale.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import sys
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -127,23 +126,6 @@ def _same_scores(a: Sequence[Any], b: Sequence[Any]) -> bool:
     return True
 
 
-def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
-    """The whole file: every vector's entry (ids sorted) and this machine's numpy probe."""
-    from conformance.explain.play import numpy_probe
-
-    ordered = sorted(vectors, key=lambda v: v.id)
-    if jobs > 1:
-        from concurrent.futures import ProcessPoolExecutor
-
-        with ProcessPoolExecutor(jobs) as pool:
-            entries = list(pool.map(entry, ordered, chunksize=1))
-    else:
-        entries = [entry(vector) for vector in ordered]
-    table: dict[str, Any] = {"numpy": numpy_probe()}
-    table.update({vector.id: item for vector, item in zip(ordered, entries, strict=True)})
-    return table
-
-
 def load(vectors: Sequence[Any]) -> dict[str, Known]:
     """What the shipped file knows of each of ``vectors`` whose text is the one it was computed
     on (others are left out: they are replayed). Empty when the file is missing or unreadable.
@@ -200,31 +182,3 @@ def dumps(table: Mapping[str, Any]) -> str:
         if key != "numpy"
     ]
     return "{\n" + ",\n".join(lines) + "\n}\n"
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """Recompute the file for the committed suite (from a checkout only)."""
-    import argparse
-    import os
-
-    from conformance.report.outputs import write_text
-    from conformance.spec import resources
-    from conformance.suite.vectors import load_suite
-
-    parser = argparse.ArgumentParser(prog="python -m conformance.explain.kills")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
-    args = parser.parse_args(argv)
-    if resources.checkout_root() is None:
-        print(
-            "kills: run from a checkout; an installed copy never edits itself",
-            file=sys.stderr,
-        )
-        return 2
-    vectors = load_suite([str(resources.suite_dir())])
-    write_text(PATH, dumps(compute(vectors, jobs=args.jobs)))
-    print(f"wrote {PATH} ({len(vectors)} vectors)")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
