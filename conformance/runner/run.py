@@ -22,7 +22,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Union
+from typing import Any, Protocol, Union
 
 from conformance.judge import checker
 from conformance.judge.checker import VectorResult, Verdict
@@ -35,15 +35,24 @@ from conformance.suite.vectors import Vector
 from conformance.transport import process
 from conformance.transport.session import Adapter, AdapterProcess, Handshake
 
-if TYPE_CHECKING:
-    from conformance.explain.triage import Triage
-
 #: How long an interrupted run waits for its workers to stop after killing their adapters.
 CANCEL_WAIT = 2.0
 
 Progress = Callable[[VectorResult, int, int], None]
 #: What a suite is made of: vectors in memory, or files read when their turn comes.
 SuiteItem = Union[Vector, SuiteEntry]  # noqa: UP007 (a runtime alias)
+
+
+class Explanation(Protocol):
+    """What a report shows of a failing run's triage (:class:`conformance.explain.triage.Triage`
+    is one): the run carries it and never looks inside, so the run path does not import the
+    triage, which replays the catalogue's mistakes with numpy."""
+
+    def headline(self) -> str: ...
+
+    def lines(self) -> list[str]: ...
+
+    def to_json(self) -> dict[str, Any]: ...
 
 
 @dataclass
@@ -63,7 +72,7 @@ class RunResult:
     timeout: float = 10.0
     warnings: list[str] = field(default_factory=list)
     #: The :class:`conformance.explain.triage.Triage` of a failing run, when one was asked for.
-    triage: Triage | None = None
+    triage: Explanation | None = None
     #: Stopped by SIGINT or SIGTERM: ``results`` hold only the items that finished.
     interrupted: bool = False
 
