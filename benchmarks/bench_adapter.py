@@ -31,7 +31,7 @@ from conformance.tools.bench import Workload
 #: The reference with orjson hidden: its strict ``json`` path alone, to measure orjson's gain.
 _WITHOUT_ORJSON = (
     "import sys; sys.modules['orjson'] = None; "
-    "from conformance.adapter.server import main; sys.exit(main())"
+    "from conformance.cli import main; sys.exit(main(['adapter']))"
 )
 ADAPTERS = {
     "reference": list(REFERENCE_ARGV),

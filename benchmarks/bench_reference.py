@@ -9,7 +9,7 @@ attention rows are float32 from a seeded numpy RNG, generated before each timed 
 
 Measured side by side in one run, the repeats interleaved so background load falls on all alike:
 
-- **in-process**: the numpy fast path (``new_policy(params, fast=True)``), the readable
+- **in-process**: the numpy fast path (``fast_policy(params)``), the readable
   reference (``conformance.policy.reference.SnapKV``) and the oracle (``tests/support/oracles.py``,
   imported by path), each fed the same lists of Python floats. Each repeat times one window of
   steps; the reference's and the oracle's windows are shorter at large budgets (they are
@@ -44,6 +44,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from conformance.policy.fast import fast_policy  # noqa: E402
 from conformance.policy.reference import new_policy  # noqa: E402
 
 RECENT, OBS, KERNEL = 16, 16, 7
@@ -201,7 +202,7 @@ def bench_budget(
     Within a repeat the reference and the oracle run in alternating slices, and the ratios
     are taken per repeat before the median, so load that comes and goes falls on both alike.
     """
-    fast = Driver(new_policy(params(budget), fast=True), budget, np.random.default_rng([budget]))
+    fast = Driver(fast_policy(params(budget)), budget, np.random.default_rng([budget]))
     reference = Driver(new_policy(params(budget)), budget, np.random.default_rng([budget]))
     slow = Driver(oracle.OracleSnapKV(params(budget)), budget, np.random.default_rng([budget]))
     short = window_steps(budget, steps, 400_000)

@@ -289,7 +289,7 @@ if answers != sent:
 #: device, so that the adapter and not the runner sets the pace.
 _SLOW_ADAPTER = """
 import sys, time
-from conformance.policy.reference import fast_policy
+from conformance.policy.fast import fast_policy
 from conformance.adapter.server import main
 
 class Slow:

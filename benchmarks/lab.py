@@ -49,6 +49,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from conformance.policy.fast import fast_policy
 from conformance.policy.reference import new_policy
 from conformance.report.outputs import write_output
 
@@ -236,7 +237,7 @@ def memory_part() -> dict[str, Any]:
     params = {"budget": 512, "recentWindow": 16, "obsWindow": 16, "poolKernel": 7}
 
     def filled(fast: bool) -> Any:
-        policy = new_policy(params, fast=fast)
+        policy = (fast_policy if fast else new_policy)(params)
         for t in range(600):
             policy.step(t, None if t == 0 else [1.0 / len(policy.kept)] * len(policy.kept))
             policy.evict()

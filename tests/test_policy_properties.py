@@ -7,7 +7,7 @@ every call the two must agree bit for bit (victims, kept positions, sums, pooled
 ring cursor), a refused call must raise the same kind in both and change nothing, and every
 eviction must satisfy the invariants a checker would judge it by. Every test runs on the
 readable reference (:class:`conformance.policy.reference.SnapKV`) and on the fast path
-(``new_policy(..., fast=True)``); agreeing with the oracle bit for bit, both agree with each
+(``fast_policy``); agreeing with the oracle bit for bit, both agree with each
 other, and ``test_fast_path_equals_the_reference_on_huge_params_and_long_runs`` compares them
 directly where the oracle would be slow.
 """
@@ -22,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from conformance.policy.fast import fast_policy
 from conformance.policy.reference import SnapKV, new_policy
 from tests.support.oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
@@ -145,7 +146,7 @@ def draw_call(draw: st.DrawFn, reference: SnapKV) -> tuple[tuple[Any, ...], str 
 def test_reference_equals_oracle_on_random_scenarios(
     fast: bool, raw: dict[str, int], data: Any
 ) -> None:
-    reference = new_policy(raw, data.draw(st.integers()), fast=fast)
+    reference = (fast_policy if fast else new_policy)(raw, data.draw(st.integers()))
     oracle = OracleSnapKV(raw)
     for _ in range(data.draw(st.integers(1, 40))):
         call, must_refuse = draw_call(data.draw, reference)
@@ -180,7 +181,7 @@ def test_reference_equals_oracle_on_long_random_workloads(
 ) -> None:
     """numpy-seeded float32 attention, evicting every ``every`` steps: long runs, many wraps."""
     rng = np.random.default_rng(seed)
-    reference, oracle = new_policy(raw, fast=fast), OracleSnapKV(raw)
+    reference, oracle = (fast_policy if fast else new_policy)(raw), OracleSnapKV(raw)
     for pos in range(steps):
         attn = [float(w) for w in rng.random(len(oracle.kept), dtype=np.float32)]
         reference.step(pos, attn)
@@ -208,7 +209,7 @@ def test_fast_path_equals_the_reference_on_huge_params_and_long_runs(
     """1,500 steps with a budget in the hundreds, where the oracle would take minutes: victims
     and every ``scores`` answer agree bit for bit, ties included (weights from few values)."""
     raw = params_dict(budget, budget // 3, obs, kernel)
-    reference, fast = new_policy(raw), new_policy(raw, fast=True)
+    reference, fast = new_policy(raw), fast_policy(raw)
     rng = np.random.default_rng(seed)
     values = [*rng.random(5, dtype=np.float32).tolist(), 0.0]
     for pos in range(1500):

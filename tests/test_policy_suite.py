@@ -14,7 +14,8 @@ import pytest
 
 from conformance.adapter.replay import replay
 from conformance.mutants._base import outcome
-from conformance.policy.reference import fast_policy, new_policy
+from conformance.policy.fast import fast_policy
+from conformance.policy.reference import new_policy
 from conformance.spec import resources
 from conformance.suite.vectors import Vector, load_suite
 

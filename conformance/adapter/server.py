@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import IO, Any, ClassVar
 
 from conformance import __version__
-from conformance.policy.reference import Policy, PolicyError, PolicyFactory, fast_policy, new_policy
+from conformance.policy.reference import Policy, PolicyError, PolicyFactory, new_policy
 from conformance.spec.protocol import (
     CAPABILITIES,
     CORE_OPS,
@@ -165,6 +165,17 @@ def capabilities_of(factory: Callable[..., Any]) -> tuple[str, ...]:
     return tuple(op for op in CAPABILITIES if callable(getattr(made, op, None)))
 
 
+#: The modules whose policies are the reference's own: the reference and its fast path.
+REFERENCE_MODULES = ("conformance.policy.reference", "conformance.policy.fast")
+
+
+def is_reference(factory: PolicyFactory) -> bool:
+    """Whether ``factory`` makes the reference's own policies (``new_policy``, ``fast_policy``
+    or their classes), known by the module that defines it: a module, not the function itself,
+    so that a session serving the plain reference never imports the fast path and numpy."""
+    return getattr(factory, "__module__", None) in REFERENCE_MODULES
+
+
 class Session:
     """The state of one adapter connection: the current policy, if any, and its factory.
 
@@ -191,7 +202,7 @@ class Session:
             capabilities_of(factory) if capabilities is None else capabilities
         )
         self._implemented = (*CORE_OPS, *self.capabilities)
-        self._atomic_steps = factory in (new_policy, fast_policy)
+        self._atomic_steps = is_reference(factory)
         # A policy that reads a weight's decimal itself (the catalogue's one-rounding reader)
         # is handed each step's weights as the line writes them.
         self.reads_weight_text = bool(getattr(factory, "reads_weight_text", False))
@@ -418,11 +429,9 @@ def single_threaded_blas() -> None:
         os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 
-def main(
-    factory: PolicyFactory = fast_policy, implementation: Mapping[str, str] | None = None
-) -> int:
-    """Serve on the process's stdin/stdout (by default the reference's numpy fast path, which
-    answers as the reference does, bit for bit, and is quicker on long traces).
+def main(factory: PolicyFactory, implementation: Mapping[str, str] | None = None) -> int:
+    """Serve the policies ``factory`` makes on the process's stdin/stdout (the reference
+    adapter, ``snapkv-conformance adapter``, serves ``conformance.policy.fast.fast_policy``).
 
     stdin is re-opened with a 1 MiB buffer: a step line carries thousands of weights, and the
     default 8 KiB buffer would cost several read calls per line. (A buffered read returns

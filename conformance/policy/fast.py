@@ -5,8 +5,8 @@ bit for bit (``tests/test_policy_properties.py`` checks it with property tests o
 atomicity, huge parameters and long runs); ``conformance.policy.reference`` stays the normative
 text. It exists because the reference adapter serves long traces at budgets in the thousands, where
 one numpy operation per ring slot beats a Python loop per kept position
-(``benchmarks/bench_reference.py`` prints the ratio). Get it through
-``conformance.policy.reference.new_policy(params, seed, fast=True)``.
+(``benchmarks/bench_reference.py`` prints the ratio). Get it through :func:`fast_policy`, the
+counterpart of ``conformance.policy.reference.new_policy``.
 
 How it stays exact: weights are narrowed by the reference's own ``struct`` packing (and any list
 the fast check doubts goes through the reference's own function, which also words every
@@ -26,6 +26,7 @@ import numpy as np
 from conformance.policy.reference import (
     FLOAT32_MAX,
     Params,
+    Policy,
     Scores,
     narrow_attention,
     parse_position,
@@ -234,3 +235,8 @@ def _grown(array: np.ndarray, size: int, axis: int, order: Literal["C", "F"] = "
     grown = np.zeros(shape, dtype=array.dtype, order=order)
     grown[(slice(None),) * axis + (slice(0, old),)] = array
     return grown
+
+
+def fast_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> Policy:
+    """The fast path for ``params``, as a policy factory (what the reference adapter serves)."""
+    return FastSnapKV(params, seed)

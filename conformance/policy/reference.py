@@ -442,20 +442,11 @@ class Policy(Protocol):
 PolicyFactory = Callable[[Mapping[str, Any], int], Policy]
 
 
-def new_policy(params: Mapping[str, Any] | Params, seed: int = 0, *, fast: bool = False) -> Policy:
-    """The reference policy for ``params``: :class:`SnapKV`, or with ``fast`` the numpy
-    implementation of ``conformance.policy.fast``, which gives the same answers bit for bit
-    and is quicker on long traces with large budgets (the reference adapter uses it)."""
-    if fast:
-        from conformance.policy.fast import FastSnapKV
-
-        return FastSnapKV(params, seed)
+def new_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> Policy:
+    """The reference policy for ``params``: :class:`SnapKV`. Its numpy fast path, which answers
+    the same bit for bit and is quicker on long traces with large budgets (the reference
+    adapter serves it), is :func:`conformance.policy.fast.fast_policy`."""
     return SnapKV(params, seed)
-
-
-def fast_policy(params: Mapping[str, Any] | Params, seed: int = 0) -> Policy:
-    """:func:`new_policy` with ``fast=True``, as a two-argument factory."""
-    return new_policy(params, seed, fast=True)
 
 
 __all__ = [
@@ -472,7 +463,6 @@ __all__ = [
     "Scores",
     "SnapKV",
     "check_weight_literal",
-    "fast_policy",
     "float32_literal",
     "narrow_attention",
     "new_policy",

@@ -31,12 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from conformance.adapter.server import serve
-from conformance.policy.reference import (
-    FLOAT32_MAX,
-    check_weight_literal,
-    fast_policy,
-    float32_literal,
-)
+from conformance.policy.fast import fast_policy
+from conformance.policy.reference import FLOAT32_MAX, check_weight_literal, float32_literal
 from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.protocol import decode_strict_file
 from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation's public names
