@@ -186,8 +186,9 @@ def test_cli_saves_a_check_that_fails_the_slip_through_run(tmp_path):
 
 
 def test_protocol_findings_kept_in_the_suite_regenerate(tmp_path, monkeypatch):
-    """A check saved by fuzz --protocol and copied into conformance/builders/findings/ is
-    generated into vectors/protocol/ like a catalogued check, its expectations recomputed."""
+    """A check saved by fuzz --protocol and copied into
+    conformance/tools/generate/builders/findings/ is generated into vectors/protocol/ like a
+    catalogued check, its expectations recomputed."""
     found = pf.fuzz_protocol(InProcessSessions("first-name-wins"), seed=1).finding
     assert found is not None
     check = pf.finding_check(found, "a slip", 1)

@@ -1,11 +1,11 @@
 """Independent plain-Python oracles for the reference policy: SnapKV, TOVA and H2O.
 
-Why this exists next to ``conformance/policy.py``, which is itself plain Python: the reference
-is normative, so it must be checked against something that was *not* derived from it. This
-oracle is a deliberately different formulation of SPEC.md §2, written from the text: victims
-chosen by sorting every ``(pooled, position)`` pair (the reference takes the k smallest with a
-heap), pooling by a naive scan of each window (the reference slides a monotonic deque), sums
-recomputed from whole slot lists at every call (the reference keeps partial sums), float32
+Why this exists next to ``conformance/policy/reference.py``, which is itself plain Python: the
+reference is normative, so it must be checked against something that was *not* derived from it.
+This oracle is a deliberately different formulation of SPEC.md §2, written from the text:
+victims chosen by sorting every ``(pooled, position)`` pair (the reference takes the k smallest
+with a heap), pooling by a naive scan of each window (the reference slides a monotonic deque),
+sums recomputed from whole slot lists at every call (the reference keeps partial sums), float32
 narrowing one weight at a time, and refusals judged by its own code. It imports nothing from
 the package and no numpy, so a bug in the reference cannot leak into it. It is slow on big
 windows and budgets; the property tests keep their scenarios small.

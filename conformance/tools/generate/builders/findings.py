@@ -1,12 +1,12 @@
 """Regression vectors kept from fuzzing (``snapkv-conformance fuzz``) or from bug reports.
 
 A finding is a vector file (any id, typically ``fuzz/<hash>``) copied into
-``conformance/builders/findings/``. This builder replays its calls on the reference like any
-other draft: the calls are kept (weights as the file writes them), every expectation is
-recomputed (a refusal must still be a refusal of the same kind), and the vector is written to
-``vectors/<id>.json``. Dropping a file into ``vectors/`` directly would not survive
-``snapkv-conformance generate``. A protocol check found by ``fuzz --protocol`` may be kept
-there too; :mod:`conformance.suite.checks` generates those.
+``conformance/tools/generate/builders/findings/``. This builder replays its calls on the
+reference like any other draft: the calls are kept (weights as the file writes them), every
+expectation is recomputed (a refusal must still be a refusal of the same kind), and the vector
+is written to ``vectors/<id>.json``. Dropping a file into ``vectors/`` directly would not
+survive ``snapkv-conformance generate``. A protocol check found by ``fuzz --protocol`` may be
+kept there too; :func:`conformance.tools.generate.checks.finding_drafts` generates those.
 """
 
 from __future__ import annotations
