@@ -15,6 +15,7 @@ import select
 import subprocess
 import sys
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -67,14 +68,19 @@ def last_error(*messages: dict[str, Any] | str | bytes) -> tuple[Any, str]:
     return response["id"], response["error"]["kind"]
 
 
-def run_adapter(data: bytes, timeout: float = TIMEOUT) -> tuple[int, bytes, bytes]:
+REFERENCE_ADAPTER = [sys.executable, "-m", "conformance", "adapter"]
+
+
+def run_adapter(
+    data: bytes, timeout: float = TIMEOUT, argv: list[str] = REFERENCE_ADAPTER
+) -> tuple[int, bytes, bytes]:
     """Start the adapter, write ``data`` from a thread, read everything; bounded by ``timeout``.
 
     Returns ``(exit status, stdout, stderr)``. One thread writes the requests while two others
     drain stdout and stderr, so no pipe can fill up and block both sides.
     """
     process = subprocess.Popen(
-        [sys.executable, "-m", "conformance", "adapter"],
+        argv,
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -177,6 +183,19 @@ def test_new_step_evict_scores_bye_over_real_pipes() -> None:
     assert answers[0]["ok"] and answers[0]["protocol"] == 1
     assert answers[1:-1] == reference_session(requests)
     assert answers[-1] == {"id": bye["id"], "ok": True}
+
+
+def test_the_python_template_is_the_reference_adapter() -> None:
+    """adapters/python/snapkv-adapter, the file a Python port copies, runs the same program as
+    ``snapkv-conformance adapter``: the same answers, byte for byte, to the same session."""
+    template = Path(__file__).resolve().parents[1] / "adapters" / "python" / "snapkv-adapter"
+    requests = numbered(workload(20), first=2)
+    hello = {"id": 1, "op": "hello", "protocol": 1}
+    data = b"".join(line(m) for m in [hello, *requests, {"id": len(requests) + 2, "op": "bye"}])
+    status, stdout, stderr = run_adapter(data, argv=[sys.executable, str(template)])
+    assert status == 0, stderr
+    assert stdout == run_adapter(data)[1]
+    assert len(stdout.splitlines()) == len(requests) + 2
 
 
 def test_scores_are_float64_that_round_trip() -> None:
