@@ -1,7 +1,7 @@
 """The architecture ARCHITECTURE.md describes holds: the import contracts of pyproject.toml
 (layers, the numpy-free run path, the pure judge, one module that starts adapters), no import
 cycle among the package's modules, no process started outside the transport, and every module
-the documentation names exists."""
+and file the documentation and the code's docstrings name exists."""
 
 from __future__ import annotations
 
@@ -311,6 +311,25 @@ def test_every_file_and_module_the_documentation_names_exists(doc: Path) -> None
     assert missing_paths(text) == [], f"{where} names files that do not exist"
     assert missing_names(text) == [], f"{where} names modules or names that do not exist"
     assert missing_definitions(text) == [], f"{where} cites names their files do not define"
+
+
+def test_every_module_and_path_the_code_names_exists() -> None:
+    """Docstrings and comments name modules too (``:mod:`conformance.explain.play```,
+    ``conformance/policy/reference.py``): after a move, each must follow."""
+    sources = [
+        *PACKAGE.rglob("*.py"),
+        *(ROOT / "tests").rglob("*.py"),
+        *ROOT.glob("benchmarks/*.py"),
+    ]
+    stale = {}
+    for path in sorted(sources):
+        if path == Path(__file__).resolve():  # its own examples name what does not exist
+            continue
+        text = path.read_text(encoding="utf-8")
+        found = missing_paths(text) + missing_names(text)
+        if found:
+            stale[path.relative_to(ROOT).as_posix()] = found
+    assert stale == {}
 
 
 def test_the_architecture_names_the_files_of_each_layer() -> None:

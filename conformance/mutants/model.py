@@ -166,7 +166,7 @@ class Model:
     #: with ``kept``.
     PER_ROW: ClassVar[dict[str, Callable[[Model], Any]]] = {}
     #: Whether a session serving this policy hands it a step's weights as the line writes them
-    #: (:class:`~conformance.spec.protocol.NumberText`, as :func:`~conformance.mutants.play.play`
+    #: (:class:`~conformance.spec.protocol.NumberText`, as :func:`~conformance.explain.play.play`
     #: does for vectors whose weights are chosen for how their decimal rounds): only a choice
     #: that parses the decimal itself needs it, and reading every weight's text costs.
     reads_weight_text: ClassVar[bool] = False

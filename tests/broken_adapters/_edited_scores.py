@@ -14,7 +14,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from conformance.adapter.server import main
-from conformance.policy.reference import Scores, fast_policy
+from conformance.policy.fast import fast_policy
+from conformance.policy.reference import Scores
 
 #: ``edit(scores, recent_window) -> scores``: what the broken port answers instead.
 Edit = Callable[[Scores, int], Scores]
