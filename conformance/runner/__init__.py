@@ -1,6 +1,8 @@
 """The one run: the suite's vectors and protocol checks through the transport, each judged,
 with the scores evidence a failure needs gathered from the adapter.
 
-Invariant: no numpy; every front end (run, matrix, the pytest plugin, mutants, fuzz replays)
-runs the suite through :class:`.run.Run` or its parts, never a loop of its own.
+Invariant: no numpy. ``run``, ``matrix`` and the pytest plugin run the suite through
+:class:`.run.Run`, so a port fails the same items in each; ``mutants`` judges its in-process
+replays with the same checker (:mod:`conformance.explain.killing`); ``fuzz`` and ``bench`` talk
+to adapters through the same transport, but search and time rather than run the suite.
 """

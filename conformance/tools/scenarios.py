@@ -153,8 +153,8 @@ class New:
 
 
 @dataclass(frozen=True)
-class Run:
-    """A long run of steps, one position apart.
+class Streak:
+    """A streak: a long run of steps, one position apart.
 
     Without weights, ``group`` null steps; with one weight, ``group`` steps giving every kept
     position that weight: long groups of exactly equal scores, where an unstable sort shows.
@@ -178,7 +178,7 @@ RUN_MIN, RUN_MAX = 8, 260
 ABOVE_DUEL = 2.0**30
 
 
-Action = Step | Evict | BadStep | New | Run
+Action = Step | Evict | BadStep | New | Streak
 
 
 @cache
@@ -331,7 +331,7 @@ DUEL_PARAMS = _duel_params()
 #: Whether a scenario opens with a duel (a third of them do); shrinks toward not.
 _OPENING = _sampled(("plain", "plain", "duel"))
 _DUEL = st.builds(
-    Run,
+    Streak,
     _sampled((8, 12, 17, 24, 33)),
     _sampled((0, 1, 3, 2, 5)),
     _WIDE_LISTS,
@@ -346,9 +346,9 @@ def _action(draw: st.DrawFn) -> Action:
         shape = _weighted(draw, (3, "duel"), (1, "null"), (1, "flat"))
         if shape == "duel":
             group = draw(_sampled((8, 12, 17, 24, 33)))
-            return Run(group, draw(_sampled((0, 1, 3, 2, 5))), draw(_WIDE_LISTS))
+            return Streak(group, draw(_sampled((0, 1, 3, 2, 5))), draw(_WIDE_LISTS))
         group = draw(_sampled((17, 33, 65, 129)))
-        return Run(group, 0, None if shape == "null" else (draw(WEIGHTS),))
+        return Streak(group, 0, None if shape == "null" else (draw(WEIGHTS),))
     if kind == "new":
         fault = _weighted(draw, (1, None), (1, "fault"))
         return New(draw(PARAMS), draw(SEEDS), fault and draw(_sampled(BAD_NEW)))
@@ -443,10 +443,10 @@ class Materialiser:
     def _requests(self, action: Action) -> Iterator[dict[str, Any]]:
         """The requests of ``action``, each made against the state its predecessors left."""
         policy = self.session.policy
-        if not isinstance(action, Run) or policy is None:
+        if not isinstance(action, Streak) or policy is None:
             count = 0 if policy is None else len(policy.kept)
             last = None if policy is None else policy.last_admitted
-            yield _request(action if not isinstance(action, Run) else Evict(), count, last)
+            yield _request(action if not isinstance(action, Streak) else Evict(), count, last)
             return
         duel = action.weights is not None and len(action.weights) > 1
         for _ in range(action.group):
