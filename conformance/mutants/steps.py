@@ -729,6 +729,15 @@ class HugeIntegerBadRequest(Model):
 # -- narrowing ---------------------------------------------------------------------------------
 
 
+def float64_of(value: Any) -> float:
+    """The nearest float64 to a JSON number (an int may be past its range: then infinity, of
+    the number's sign), the first rounding of SPEC.md §2.3."""
+    try:
+        return float(value)
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
 def decimal_to_float32(value: Any, text: str | None = None) -> float:
     """The float32 nearest the decimal, rounded once: what `strtof` and Java's
     `Float.parseFloat` give; infinity past the range. The decimal is ``text`` as the request
@@ -770,14 +779,7 @@ class NarrowingHalfAway(Model):
     """Narrows each float64 weight to the nearest float32, ties away from zero."""
 
     def narrow(self, values: list[Any]) -> list[float]:
-        out = []
-        for value in values:
-            try:
-                wide = float(value)
-            except OverflowError:
-                wide = math.copysign(math.inf, value)
-            out.append(round_float(wide, FLOAT32, "half-away"))
-        return out
+        return [round_float(float64_of(value), FLOAT32, "half-away") for value in values]
 
 
 @mutant(
@@ -792,11 +794,7 @@ class RangeCheckedOnFloat64(Model):
 
     def narrow(self, values: list[Any]) -> list[float]:
         for index, value in enumerate(values):
-            try:
-                wide = float(value)
-            except OverflowError:
-                wide = math.inf
-            if abs(wide) > FLOAT32_MAX:
+            if abs(float64_of(value)) > FLOAT32_MAX:
                 raise PolicyError("invalid-attention", f"attn[{index}] is beyond the float32 range")
         return super().narrow(values)
 
@@ -836,13 +834,7 @@ class NoFloat32Narrowing(Model):
     """Keeps each weight as its float64, never narrowed to float32."""
 
     def narrow(self, values: list[Any]) -> list[float]:
-        out = []
-        for value in values:
-            try:
-                out.append(float(value))
-            except OverflowError:
-                out.append(math.copysign(math.inf, value))
-        return out
+        return [float64_of(value) for value in values]
 
     def check_weights(self, weights: list[float]) -> None:  # finite as a float64 is enough
         for index, weight in enumerate(weights):
@@ -864,10 +856,7 @@ class RangeCheckedBeforeNarrowing(Model):
     def narrow(self, values: list[Any]) -> list[float]:
         wide = []
         for index, value in enumerate(values):
-            try:
-                number = float(value)
-            except OverflowError:
-                number = math.copysign(math.inf, value)
+            number = float64_of(value)
             if not (math.isfinite(number) and number >= 0):
                 raise PolicyError("invalid-attention", f"attn[{index}] is out of range")
             wide.append(number)
