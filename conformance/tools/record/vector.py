@@ -17,11 +17,12 @@ AGGREGATION = (
     "narrowed to float32; position 0 steps with null"
 )
 
+#: What a recorded trace is for, and no more: which mistakes one trace kills depends on the text
+#: and the parameters, so it names none (the kill matrix tells, once the trace is in a suite).
 CATCHES = (
     "a port that passes synthetic weights but not a real model's rows: hundreds of distinct "
-    "tiny weights and a strong sink at position 0, where float32 narrowing, summation order, "
-    "pooling over kept neighbours that are far apart as positions, or ties between pooled "
-    "scores go wrong only after hundreds of evictions"
+    "tiny weights and a strong sink at position 0, where a mistake may show only after hundreds "
+    "of evictions (which catalogued mistakes this trace kills: snapkv-conformance mutants)"
 )
 
 
