@@ -299,7 +299,7 @@ def test_spec_3_3_a_step_that_must_succeed_is_judged_when_refused_or_malformed(s
         assert verdict.verdict == checker.UNEXPECTED_REFUSAL
         assert verdict.expected == {"ok": True}
         assert verdict.actual == {"error": "invalid-position", "message": "x"}
-        assert "(expected victims" not in verdict.message
+        assert verdict.message.endswith("(x), but the call must succeed")
     else:
         assert verdict.verdict == checker.PROTOCOL_ERROR
         assert verdict.actual == answer  # the answer as given, its id left out
@@ -332,6 +332,7 @@ def test_spec_3_3_a_wrong_error_kind_carries_both_kinds():
     success = checker.judge(vector, [{"id": 0, "ok": True, "extra": 1}])
     assert success.verdict == checker.UNEXPECTED_SUCCESS
     assert success.actual == {"ok": True, "extra": 1}
+    assert success.expected == {"error": "invalid-params"}
 
 
 def test_spec_3_too_few_or_too_many_answers_name_the_call(small):
@@ -351,7 +352,12 @@ def test_a_failure_names_its_call_even_at_either_end(small):
     """The call a crash is about: the first (index 0, ``new``) has its op; a failure after the
     last call (the adapter died at end of input) has none, and the judge does not fail on it."""
     first = checker.judge(small, [], failure=AdapterFailure("crash", 0, "exited"))
-    assert (first.verdict, first.call_index, first.op) == (checker.CRASH, 0, "new")
+    assert (first.vector_id, first.verdict, first.call_index, first.op) == (
+        "kills/small",
+        checker.CRASH,
+        0,
+        "new",
+    )
     n = len(small.calls)
     after = checker.judge(
         small, reference_of(small), failure=AdapterFailure("crash", n, "exited", exit_status=3)
@@ -368,7 +374,8 @@ def test_a_failing_verdict_carries_the_answers_outcomes_and_a_pass_none(small):
     """Triage compares what each answer decided; judging hands it over with every failure
     (and ``dies`` for the call a crash cut off), never with a pass."""
     answers = reference_of(small)
-    assert checker.judge(small, answers).answers == ()
+    passed = checker.judge(small, answers)
+    assert (passed.vector_id, passed.verdict, passed.answers) == ("kills/small", checker.PASS, ())
     cut = checker.judge(small, answers[:3], failure=AdapterFailure("crash", 3, "exited"))
     assert cut.answers == (("ok",), ("ok",), ("ok",), DIES)
     wrong = [*answers[:4], {"id": 4, "ok": True, "victims": [1 - answers[4]["victims"][0]]}]
@@ -389,6 +396,14 @@ def test_spec_2_4_descending_victims_say_which_came_after_which(small):
     assert verdict.message == "victims must be strictly ascending, but they put 0 after 1"
     answers[5] = {"id": 5, "ok": True, "victims": [1, 1]}
     assert checker.judge(vector, answers).message.endswith("but they repeat position 1")
+
+
+def test_spec_2_4_victims_that_are_not_a_list_say_what_came(small):
+    answers = reference_of(small)
+    answers[4] = {"id": 4, "ok": True, "victims": "3"}
+    verdict = checker.judge(small, answers)
+    assert verdict.rule == checker.NOT_INTEGERS
+    assert verdict.message == 'victims must be a list of integers, got "3"'
 
 
 def test_what_a_result_keeps_of_a_long_list_or_object():
@@ -420,9 +435,19 @@ def test_a_result_made_from_a_verdict_keeps_the_runners_record():
     )
     assert plain.fails_run
     full = checker.VectorResult.of(
-        verdict, stderr_tail="err", divergence="sums", duration=2.5, known_failure=True
+        verdict,
+        stderr_tail="err",
+        diagnosis="why",
+        divergence="sums",
+        duration=2.5,
+        known_failure=True,
     )
-    assert (full.stderr_tail, full.divergence, full.duration) == ("err", "sums", 2.5)
+    assert (full.stderr_tail, full.diagnosis, full.divergence, full.duration) == (
+        "err",
+        "why",
+        "sums",
+        2.5,
+    )
     assert not full.fails_run
 
 
