@@ -25,7 +25,13 @@ from conformance.judge.checker import (
     WRONG_VICTIMS,
 )
 from conformance.judge.checks import judge_check
-from conformance.judge.outcomes import DIES
+from conformance.judge.outcomes import (
+    DIES,
+    MALFORMED,
+    answer_outcome,
+    answer_outcomes,
+    expected_outcomes,
+)
 from conformance.spec.resources import suite_dir
 from conformance.spec.text import KEEP_ITEMS
 from conformance.suite.checks import ProtocolCheck
@@ -488,3 +494,28 @@ def test_a_result_as_json_is_what_the_report_schema_says():
         [1],
         [2],
     )
+
+
+# -- what each answer decides (judge/outcomes.py, what triage compares) --------------------------
+
+
+def test_a_refusal_decides_the_outcome_a_refusal_is_expected_to():
+    """A refused call's outcome is the one the vector expects of a call that must be refused
+    with that kind: triage compares the two, so their spelling is one."""
+    vector = reference_vector(
+        "kills/refused", [{"op": "new", "params": params(0, 0, 1, 1), "seed": 0}]
+    )
+    refusal = {"id": 0, "ok": False, "error": {"kind": "invalid-params", "message": "x"}}
+    assert answer_outcomes(vector, [refusal]) == expected_outcomes(vector)
+    assert answer_outcome(refusal, "new") == ("error", "invalid-params")
+
+
+def test_a_cut_exchange_ends_in_dies_or_malformed_and_only_then(small):
+    """``dies`` (a crash or a hang) or ``malformed`` (a protocol failure) stands for the call the
+    failure cut off; answers cut short without a failure, or a failure after the last answer,
+    add nothing."""
+    answers = reference_of(small)
+    assert len(answer_outcomes(small, answers[:3])) == 3
+    assert answer_outcomes(small, answers[:3], "protocol")[-1] == MALFORMED
+    assert answer_outcomes(small, answers[:3], "timeout")[-1] == DIES
+    assert answer_outcomes(small, answers, "crash") == expected_outcomes(small)
