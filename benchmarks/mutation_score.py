@@ -49,6 +49,10 @@ ROOT = Path(__file__).resolve().parents[1]
 WORK = ROOT / "mutants"
 EQUIVALENT_FILE = ROOT / "benchmarks" / "mutation_equivalent.toml"
 
+#: What mutmut's fork server imports before forking a worker per mutant (see _mutmut_table).
+PRELOAD = "preload.txt"
+PRELOADED = ("pytest", "numpy", "jsonschema", "hypothesis", "orjson")
+
 #: Test files every module's run includes when they exist: the tests written to kill mutants and
 #: the tests on each judge rule.
 SHARED_TESTS = ("tests/test_mutation_kills.py", "tests/test_judge_rules.py")
@@ -233,6 +237,12 @@ def _mutmut_table(target: Target, tests: Sequence[str]) -> str:
         # "any child" and then meets an adapter process a test left to the garbage collector
         # (KeyError in wait_for_result); a fork server keeps the main process free of tests.
         "process_isolation": "forkserver",
+        # The fork server's default warm-up collects the tests once and forks that process for
+        # each mutant; pytest then no longer finds some parametrised tests by the ids it gave
+        # them ("not found"), and mutmut records the usage error as a timeout. Importing the
+        # heavy third-party modules keeps most of the warm-up's gain without it.
+        "forkserver_warmup": "import",
+        "preload_modules_file": PRELOAD,
     }
     lines = ["", "[tool.mutmut]"]
     lines += [f"{key} = {json.dumps(value)}" for key, value in settings.items()]
@@ -256,6 +266,7 @@ def prepare(target: Target, tests: Sequence[str], *, keep: bool) -> Path:
     if "[tool.mutmut]" in pyproject:
         raise SystemExit("pyproject.toml has a [tool.mutmut] table: this script writes its own")
     (work / "pyproject.toml").write_text(pyproject + _mutmut_table(target, tests), "utf-8")
+    (work / PRELOAD).write_text("\n".join(PRELOADED) + "\n", "utf-8")
     # mutmut copies files, not the links conformance/data/{vectors,schema} that tell the
     # package where the suite is; in its copy they point at its copies of vectors/ and schema/.
     data = work / "mutants" / "conformance" / "data"
