@@ -158,7 +158,12 @@ _COLUMN = {
     "skipped": "untested",
     "not checked": "untested",
 }
-COLUMNS = ("killed", "timeout", "survived", "untested", "equivalent", "message", "total")
+COLUMNS = ("killed", "timeout", "error", "survived", "untested", "equivalent", "message", "total")
+#: mutmut's record of a worker whose pytest run raised (exit -1): pytest refused the run, in
+#: practice because a test module could not even be imported with the mutant in place (module
+#: level code that reads the suite through the mutated codec), so its tests were "not found".
+#: mutmut files it under timeout; here it is its own column, counted as caught.
+_ERRORED = 255
 
 # mutmut's names: ``conformance.judge.checker.x__judge_victims__mutmut_3`` for a function,
 # ``conformance.judge.checker.xǁTrackerǁstep__mutmut_1`` for a method.
@@ -349,6 +354,7 @@ def collect_here() -> None:
                     "name": name,
                     "module": module,
                     "status": status,
+                    "exit_code": code,
                     "function": function_of(name),
                     "from": "\n".join(before),
                     "to": "\n".join(after),
@@ -380,6 +386,8 @@ def score(
     matched: set[tuple[str, str, str, str]] = set()
     for mutant in mutants:
         column = _COLUMN.get(mutant["status"], "survived")
+        if mutant.get("exit_code") == _ERRORED:
+            column = "error"
         if column in ("survived", "untested"):
             key = (mutant["module"], mutant["function"], mutant["from"], mutant["to"])
             entry = listed.get(key)
@@ -412,10 +420,11 @@ def table(scores: Sequence[Score]) -> str:
 
 
 def _cells(counts: Counter[str]) -> list[Any]:
-    # The score: killed (a hang counts) over every mutant that could be killed, the listed
-    # equivalent ones left out; a message-only survivor counts against it.
+    # The score: caught (killed, hung, or a test module that cannot load) over every mutant
+    # that could be caught, the listed equivalent ones left out; a message-only survivor
+    # counts against it.
     killable = counts["total"] - counts["equivalent"]
-    caught = counts["killed"] + counts["timeout"]
+    caught = counts["killed"] + counts["timeout"] + counts["error"]
     percent = f"{100 * caught / killable:.1f}%" if killable else "-"
     return [counts[c] for c in COLUMNS] + [percent]
 
