@@ -463,6 +463,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 2, help="mutmut children")
     parser.add_argument("--keep", action="store_true", help="reuse mutmut's cache of a last run")
     parser.add_argument(
+        "--report",
+        action="store_true",
+        help="run nothing: score the last run's results again (against the list as it is now)",
+    )
+    parser.add_argument(
         "--survivors", action="store_true", help="list every survivor, explained or not"
     )
     parser.add_argument("--draft", type=Path, help="write TOML stubs for unexplained survivors")
@@ -495,8 +500,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         files = target.quick if args.quick and target.quick is not None else target.tests
         tests = _existing([*files, *SHARED_TESTS])
         print(f"{target.name}: mutating {target.path} against {' '.join(tests)}", flush=True)
-        work = prepare(target, tests, keep=args.keep)
-        seconds = run_mutmut(work, args.jobs)
+        if args.report:
+            work, seconds = WORK / target.name, 0.0
+            if not (work / "mutants").is_dir():
+                print(f"no run of {target.name} to report on: run without --report first")
+                return 2
+        else:
+            work = prepare(target, tests, keep=args.keep)
+            seconds = run_mutmut(work, args.jobs)
         mutants = collect(work)
         result = score(target, mutants, listed, seconds)
         scores.append(result)
