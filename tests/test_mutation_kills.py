@@ -1,0 +1,647 @@
+"""Tests that pin what mutation testing found unpinned (benchmarks/mutation_score.py).
+
+Each test kills mutants of the kit's core that every other test let survive: a rule of the
+judge, the protocol-check judge or the codec that a refactor could lose silently. Each names
+the SPEC.md rule it pins; the expected values come from SPEC.md and the committed checks and
+vectors, never from the code under test.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from conformance.adapter.server import Session
+from conformance.judge import checker
+from conformance.judge.checker import (
+    CRASH,
+    PROTOCOL_ERROR,
+    TIMEOUT,
+    UNEXPECTED_REFUSAL,
+    UNEXPECTED_SUCCESS,
+    WRONG_ERROR_KIND,
+    WRONG_VICTIMS,
+)
+from conformance.judge.checks import judge_check
+from conformance.judge.outcomes import (
+    DIES,
+    MALFORMED,
+    answer_outcome,
+    answer_outcomes,
+    expected_outcomes,
+)
+from conformance.spec import protocol
+from conformance.spec.resources import suite_dir
+from conformance.spec.text import KEEP_ITEMS
+from conformance.suite.checks import ProtocolCheck
+from conformance.suite.stream import load_checks
+from conformance.suite.validation import reference_answers
+from conformance.suite.vectors import Vector
+from conformance.transport.session import AdapterFailure
+from tests.support.runner_support import params, reference_vector
+
+_CHECKS = {check.id: check for check in load_checks([suite_dir()])}
+
+
+def check(name: str) -> ProtocolCheck:
+    return _CHECKS[f"protocol/{name}"]
+
+
+def lines(*answers: Any) -> list[bytes]:
+    return [a if isinstance(a, bytes) else json.dumps(a).encode() for a in answers]
+
+
+HELLO = {"id": 1, "ok": True, "protocol": 1, "implementation": {}, "capabilities": []}
+
+
+def refused(request_id: Any, kind: Any) -> dict[str, Any]:
+    return {"id": request_id, "ok": False, "error": {"kind": kind, "message": "no"}}
+
+
+# -- the protocol-check judge (SPEC.md §3) -------------------------------------------------------
+
+
+@pytest.mark.parametrize("protocol", [1.0, True, 2, "1", None])
+def test_spec_3_2_hello_protocol_must_be_the_integer_1_in_a_check(protocol):
+    """SPEC.md §3.2: hello answers ``"protocol": 1``, the JSON integer; ``1.0`` and ``true``
+    equal 1 in Python and are still not it (SPEC.md §1)."""
+    item = check("victims-empty-list")
+    answers = reference_answers(item.payload)
+    hello = json.loads(answers[0])
+    assert hello["protocol"] == 1  # the reference's own answer passes
+    assert judge_check(item, answers).passed
+    verdict = judge_check(
+        item, [json.dumps({**hello, "protocol": protocol}).encode(), *answers[1:]]
+    )
+    assert (verdict.verdict, verdict.line, verdict.op) == (PROTOCOL_ERROR, 0, "hello")
+    assert f"hello answered protocol {json.dumps(protocol)}, not 1" in verdict.message
+
+
+def test_spec_3_3_an_answer_without_an_id_is_a_protocol_error_in_a_check():
+    """SPEC.md §3.3: every answer carries the request's id; one without any fails, saying so,
+    and the judge does not trip over the missing member."""
+    item = check("victims-empty-list")
+    answers = reference_answers(item.payload)
+    no_id = {k: v for k, v in json.loads(answers[1]).items() if k != "id"}
+    verdict = judge_check(item, [answers[0], json.dumps(no_id).encode(), *answers[2:]])
+    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 1)
+    assert "answered with id no id, expected 2" in verdict.message
+    assert (verdict.expected, verdict.actual) == ({"id": 2}, {"id": None})
+
+
+def test_spec_3_3_an_id_echoed_as_a_float_names_the_echo_rule_and_both_ids():
+    """SPEC.md §3.3: an integer id is echoed as the same integer: ``2.0`` fails, and the result
+    holds the id wanted and the id given."""
+    item = check("victims-empty-list")
+    answers = reference_answers(item.payload)
+    verdict = judge_check(item, [answers[0], b'{"id":2.0,"ok":true}', *answers[2:]])
+    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 1)
+    assert "an integer id is echoed as the same integer" in verdict.message
+    assert (verdict.expected, verdict.actual) == ({"id": 2}, {"id": 2.0})
+
+
+def test_spec_3_3_a_request_without_an_integer_id_gets_id_null():
+    """SPEC.md §3.3: a request whose id is not an integer is answered with ``"id": null``; an
+    answer echoing anything else fails and says which rule."""
+    item = check("id-not-an-integer")
+    answers = reference_answers(item.payload)
+    assert judge_check(item, answers).passed
+    index, expected = next(
+        (i, e) for i, e in enumerate(item.expect) if e["id"] is None and i < len(answers)
+    )
+    wrong = {**json.loads(answers[index]), "id": 0}
+    verdict = judge_check(
+        item, [*answers[:index], json.dumps(wrong).encode(), *answers[index + 1 :]]
+    )
+    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, expected["line"])
+    assert 'a request without an integer id gets "id": null' in verdict.message
+    assert (verdict.expected, verdict.actual) == ({"id": None}, {"id": 0})
+
+
+def test_spec_3_3_an_id_beyond_float64_is_judged_not_crashed_on():
+    """SPEC.md §3.1: ``1e999`` reads as infinity in most JSON readers; an answer echoing it as
+    its id is a protocol error the judge reports, never an exception in the judge."""
+    item = check("victims-empty-list")
+    answers = reference_answers(item.payload)
+    verdict = judge_check(item, [answers[0], b'{"id":1e999,"ok":true}', *answers[2:]])
+    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 1)
+    assert "answered with id Infinity, expected 2" in verdict.message
+
+
+def test_spec_3_3_the_evidence_of_a_refusal_and_of_a_success_in_a_check():
+    """SPEC.md §3.3: a check's failing verdict carries what was expected and what came, as JSON
+    values: ``"ok"`` for a success, ``{"error": kind}`` for a refusal."""
+    item = check("hello-protocol-true")  # line 0: hello with protocol true, must be refused
+    assert item.expect[0]["ok"] is False
+    kind = item.expect[0]["error"]
+    success = judge_check(item, lines(HELLO, HELLO))
+    assert (success.verdict, success.expected, success.actual) == (
+        UNEXPECTED_SUCCESS,
+        {"error": kind},
+        "ok",
+    )
+    other = "unsupported" if kind != "unsupported" else "bad-request"
+    wrong = judge_check(item, lines(refused(1, other), HELLO))
+    assert (wrong.verdict, wrong.expected, wrong.actual) == (
+        WRONG_ERROR_KIND,
+        {"error": kind},
+        {"error": other},
+    )
+    item = check("crlf")  # every request succeeds
+    refusal = judge_check(item, lines(refused(1, "bad-request")))
+    assert (refusal.verdict, refusal.expected, refusal.actual) == (
+        UNEXPECTED_REFUSAL,
+        "ok",
+        {"error": "bad-request"},
+    )
+    assert "refused with bad-request, expected it to succeed" in refusal.message
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"),
+    [
+        ("bad-request", 'no error kind ("bad-request")'),
+        ({"kind": 5, "message": ""}, 'no error kind ({"kind": 5, "message": ""})'),
+        (None, "no error kind (null)"),
+    ],
+)
+def test_spec_3_3_a_refusal_without_an_error_kind_is_judged_and_named(error, kind):
+    """SPEC.md §3.3: a refusal carries ``error.kind``, a string; a refusal whose error is not an
+    object, or whose kind is not a string, is judged (an unexpected refusal here), never an
+    exception, and the result says what the kind was."""
+    item = check("crlf")
+    verdict = judge_check(item, lines({"id": 1, "ok": False, "error": error}))
+    assert (verdict.verdict, verdict.actual) == (UNEXPECTED_REFUSAL, {"error": kind})
+
+
+def test_spec_3_3_wrong_victims_in_a_check_carry_both_lists():
+    item = check("victims-empty-list")
+    answers = reference_answers(item.payload)
+    expected = item.expect[2]["victims"]
+    verdict = judge_check(item, [*answers[:2], b'{"id":3,"ok":true,"victims":[0]}'])
+    assert (verdict.verdict, verdict.expected, verdict.actual) == (WRONG_VICTIMS, expected, [0])
+    assert f"evicted [0], expected {json.dumps(expected)}" in verdict.message
+
+
+def test_spec_3_3_victims_missing_is_named_missing():
+    item = check("victims-empty-list")
+    answers = reference_answers(item.payload)
+    verdict = judge_check(item, [*answers[:2], b'{"id":3,"ok":true}'])
+    assert verdict.verdict == PROTOCOL_ERROR
+    assert "victims is missing, not a list" in verdict.message
+    verdict = judge_check(item, [*answers[:2], b'{"id":3,"ok":true,"victims":"3"}'])
+    assert 'victims is "3", not a list' in verdict.message
+
+
+def test_spec_3_2_an_adapter_that_does_not_exit_at_end_of_input_times_out():
+    """SPEC.md §3.2: end of input ends the session. Every answer right but the process still
+    running when the runner gave up is a timeout, not a pass."""
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    verdict = judge_check(item, answers, timed_out=True)
+    assert verdict.verdict == TIMEOUT
+    assert verdict.message == "the adapter did not exit at the end of its input"
+    crashed = judge_check(item, answers, exit_status=1)
+    assert crashed.verdict == CRASH
+    assert "end of input ends the session with status 0, not 1" in crashed.message
+
+
+def test_spec_3_1_a_missing_answer_says_why():
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    stopped = judge_check(item, answers[:2])
+    assert (stopped.verdict, stopped.line) == (PROTOCOL_ERROR, item.expect[2]["line"])
+    assert stopped.message.endswith("no answer (the adapter stopped answering)")
+    hung = judge_check(item, answers[:2], timed_out=True)
+    assert hung.verdict == TIMEOUT and hung.message.endswith("no answer before the timeout")
+
+
+def test_spec_3_1_extra_answers_are_counted_in_the_result():
+    """SPEC.md §3.1: one answer per request line; the result of a check answered too often
+    holds how many answers were due and how many came."""
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    verdict = judge_check(item, [*answers, b'{"id":null,"ok":true}'])
+    assert verdict.verdict == PROTOCOL_ERROR
+    assert (verdict.expected, verdict.actual) == (len(item.expect), len(item.expect) + 1)
+
+
+def test_spec_3_1_an_answered_blank_line_is_named_as_the_likely_mistake():
+    """SPEC.md §3.1: a blank line gets no answer. An adapter that answers one shifts every later
+    answer; the id fault that follows names that likely cause, and only then."""
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    shifted = [answers[0], json.dumps(refused(None, "bad-request")).encode(), *answers[1:]]
+    verdict = judge_check(item, shifted)
+    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, item.expect[1]["line"])
+    assert "answered with id null, expected 2" in verdict.message
+    assert verdict.message.endswith(" (the answers are out of step: was a blank line answered?)")
+    # no blank line before the faulty answer: no such hint
+    first = judge_check(item, [b'{"id":7,"ok":true,"protocol":1}', *answers[1:]])
+    assert first.verdict == PROTOCOL_ERROR and "out of step" not in first.message
+    # a blank line skipped, but a fault that is not about the id: no hint either
+    wrong = judge_check(item, [answers[0], json.dumps(refused(2, "bad-request")).encode()])
+    assert wrong.verdict == UNEXPECTED_REFUSAL and "out of step" not in wrong.message
+
+
+def test_spec_3_1_a_fault_on_a_line_that_is_not_a_request_is_placed_on_that_line():
+    """SPEC.md §3.1: a line that is not a JSON object is answered with ``"id": null``; when the
+    answer to it is wrong, the result names the line, its op being unknown."""
+    item = check("not-an-object")
+    answers = reference_answers(item.payload)
+    index, expected = next((i, e) for i, e in enumerate(item.expect) if e["line"] > 0)
+    verdict = judge_check(item, [*answers[:index], b'{"id":null,"ok":true}'])
+    assert verdict.line == expected["line"]
+    assert verdict.op == "line"
+
+
+# -- the vector judge (SPEC.md §2-§4) ------------------------------------------------------------
+
+
+#: budget 2, recentWindow 1: three steps, then an evict that must drop one of positions 0 and 1
+#: (position 2 is the protected newest entry, SPEC.md §2.4).
+_REQUESTS = [
+    {"op": "new", "params": params(2, 1, 2, 1), "seed": 0},
+    {"op": "step", "pos": 0, "attn": []},
+    {"op": "step", "pos": 1, "attn": [0.5]},
+    {"op": "step", "pos": 2, "attn": [0.25, 0.75]},
+    {"op": "evict"},
+    {"op": "evict"},
+]
+
+
+@pytest.fixture(scope="module")
+def small() -> Vector:
+    return reference_vector("kills/small", _REQUESTS)
+
+
+def reference_of(vector: Vector) -> list[dict[str, Any]]:
+    session = Session()
+    return [session.handle({**call.request, "id": i}) for i, call in enumerate(vector.calls)]
+
+
+def test_the_small_vector_is_what_spec_2_says(small):
+    """The fixture's expectations, read from SPEC.md §2.4 rather than trusted: one victim among
+    the unprotected positions 0 and 1, then nothing left to evict."""
+    victims = small.calls[4].expected_victims
+    assert len(victims) == 1 and victims[0] in (0, 1)
+    assert small.calls[5].expected_victims == []
+    assert checker.judge(small, reference_of(small)).passed
+
+
+@pytest.mark.parametrize(
+    "answer", [{"ok": False, "error": {"kind": "invalid-position", "message": "x"}}, {"ok": 1}, {}]
+)
+def test_spec_3_3_a_step_that_must_succeed_is_judged_when_refused_or_malformed(small, answer):
+    """SPEC.md §3.3/§3.4: a step the reference accepts must be answered ``"ok": true``; a
+    refusal is an unexpected refusal and an answer without a boolean ok a protocol error, even
+    for the plain steps the judge reads fastest."""
+    answers = reference_of(small)
+    answers[2] = {"id": 2, **answer}
+    verdict = checker.judge(small, answers)
+    assert verdict.call_index == 2 and verdict.op == "step"
+    if answer.get("ok") is False:
+        assert verdict.verdict == checker.UNEXPECTED_REFUSAL
+        assert verdict.expected == {"ok": True}
+        assert verdict.actual == {"error": "invalid-position", "message": "x"}
+        assert verdict.message.endswith("(x), but the call must succeed")
+    else:
+        assert verdict.verdict == checker.PROTOCOL_ERROR
+        assert verdict.actual == answer  # the answer as given, its id left out
+
+
+def test_spec_3_3_an_evict_refused_names_the_victims_it_had_to_give(small):
+    answers = reference_of(small)
+    answers[4] = {"id": 4, "ok": False, "error": {"kind": "no-policy", "message": "x"}}
+    verdict = checker.judge(small, answers)
+    want = small.calls[4].expected_victims
+    assert (verdict.verdict, verdict.call_index) == (checker.UNEXPECTED_REFUSAL, 4)
+    assert verdict.expected == {"victims": want}
+    assert verdict.message.endswith(f" (expected victims [{want[0]}])")
+
+
+def test_spec_3_3_a_wrong_error_kind_carries_both_kinds():
+    vector = reference_vector(
+        "kills/refused", [{"op": "new", "params": params(0, 0, 1, 1), "seed": 0}]
+    )
+    kind = vector.calls[0].expected_error
+    assert kind == "invalid-params"  # SPEC.md §2.1: budget 0 is out of range
+    answers = [{"id": 0, "ok": False, "error": {"kind": "bad-request", "message": "no"}}]
+    verdict = checker.judge(vector, answers)
+    assert verdict.verdict == checker.WRONG_ERROR_KIND
+    assert (verdict.expected, verdict.actual) == (
+        {"error": "invalid-params"},
+        {"error": "bad-request", "message": "no"},
+    )
+    assert verdict.message == "refused with bad-request (no), expected invalid-params"
+    success = checker.judge(vector, [{"id": 0, "ok": True, "extra": 1}])
+    assert success.verdict == checker.UNEXPECTED_SUCCESS
+    assert success.actual == {"ok": True, "extra": 1}
+    assert success.expected == {"error": "invalid-params"}
+
+
+def test_spec_3_too_few_or_too_many_answers_name_the_call(small):
+    """One answer per call: a run cut short without a failure names the first unanswered call,
+    and one answered too often names the last call."""
+    answers = reference_of(small)
+    n = len(small.calls)
+    for given, index in ((n - 1, n - 1), (n - 3, n - 3), (n + 1, n - 1)):
+        got = answers[:given] if given <= n else [*answers, {"id": n, "ok": True}]
+        verdict = checker.judge(small, got)
+        assert (verdict.vector_id, verdict.verdict) == ("kills/small", checker.PROTOCOL_ERROR)
+        assert (verdict.call_index, verdict.op) == (index, small.calls[index].op)
+        assert verdict.message == f"{given} answers to {n} calls"
+
+
+def test_a_failure_names_its_call_even_at_either_end(small):
+    """The call a crash is about: the first (index 0, ``new``) has its op; a failure after the
+    last call (the adapter died at end of input) has none, and the judge does not fail on it."""
+    first = checker.judge(small, [], failure=AdapterFailure("crash", 0, "exited"))
+    assert (first.vector_id, first.verdict, first.call_index, first.op) == (
+        "kills/small",
+        checker.CRASH,
+        0,
+        "new",
+    )
+    n = len(small.calls)
+    after = checker.judge(
+        small, reference_of(small), failure=AdapterFailure("crash", n, "exited", exit_status=3)
+    )
+    assert (after.verdict, after.call_index, after.op, after.exit_status) == (
+        checker.CRASH,
+        n,
+        None,
+        3,
+    )
+
+
+def test_a_failing_verdict_carries_the_answers_outcomes_and_a_pass_none(small):
+    """Triage compares what each answer decided; judging hands it over with every failure
+    (and ``dies`` for the call a crash cut off), never with a pass."""
+    answers = reference_of(small)
+    passed = checker.judge(small, answers)
+    assert (passed.vector_id, passed.verdict, passed.answers) == ("kills/small", checker.PASS, ())
+    cut = checker.judge(small, answers[:3], failure=AdapterFailure("crash", 3, "exited"))
+    assert cut.answers == (("ok",), ("ok",), ("ok",), DIES)
+    wrong = [*answers[:4], {"id": 4, "ok": True, "victims": [1 - answers[4]["victims"][0]]}]
+    verdict = checker.judge(small, [*wrong, answers[5]])
+    assert verdict.verdict == checker.WRONG_VICTIMS
+    assert verdict.answers[4] == ("victims", (1 - answers[4]["victims"][0],))
+
+
+def test_spec_2_4_descending_victims_say_which_came_after_which(small):
+    vector = reference_vector(
+        "kills/two",
+        [*_REQUESTS[:4], {"op": "step", "pos": 3, "attn": [0.5, 0.25, 0.25]}, {"op": "evict"}],
+    )
+    answers = reference_of(vector)
+    answers[5] = {"id": 5, "ok": True, "victims": [1, 0]}
+    verdict = checker.judge(vector, answers)
+    assert verdict.rule == checker.NOT_ASCENDING
+    assert verdict.message == "victims must be strictly ascending, but they put 0 after 1"
+    answers[5] = {"id": 5, "ok": True, "victims": [1, 1]}
+    assert checker.judge(vector, answers).message.endswith("but they repeat position 1")
+
+
+def test_spec_2_4_victims_that_are_not_a_list_say_what_came(small):
+    answers = reference_of(small)
+    answers[4] = {"id": 4, "ok": True, "victims": "3"}
+    verdict = checker.judge(small, answers)
+    assert verdict.rule == checker.NOT_INTEGERS
+    assert verdict.message == 'victims must be a list of integers, got "3"'
+
+
+def test_what_a_result_keeps_of_a_long_list_or_object():
+    """A result keeps at most KEEP_ITEMS members of an adapter's list or object, saying how
+    many it left out; exactly KEEP_ITEMS are kept whole."""
+    whole = {str(i): i for i in range(KEEP_ITEMS)}
+    assert checker.kept(whole) == whole
+    cut = checker.kept({str(i): i for i in range(KEEP_ITEMS + 2)})
+    assert len(cut) == KEEP_ITEMS + 1 and cut["..."] == "(2 more members)"
+
+
+def test_show_positions_elides_the_middle_of_a_long_list():
+    assert checker.show_positions(list(range(16))) == "[" + ", ".join(map(str, range(16))) + "]"
+    shown = checker.show_positions(list(range(20)))
+    assert shown == "[0, 1, 2, 3, 4, 5, 6, 7, ... 4 more ..., 12, 13, 14, 15, 16, 17, 18, 19]"
+
+
+# -- the result model (the report's ``results``, schema/report.schema.json) ----------------------
+
+
+def test_a_result_made_from_a_verdict_keeps_the_runners_record():
+    verdict = checker.Verdict("v", checker.WRONG_VICTIMS, 1, "evict", "m")
+    plain = checker.VectorResult.of(verdict)
+    assert (plain.stderr_tail, plain.duration, plain.known_failure, plain.divergence) == (
+        "",
+        0.0,
+        False,
+        None,
+    )
+    assert plain.fails_run
+    full = checker.VectorResult.of(
+        verdict,
+        stderr_tail="err",
+        diagnosis="why",
+        divergence="sums",
+        duration=2.5,
+        known_failure=True,
+    )
+    assert (full.stderr_tail, full.diagnosis, full.divergence, full.duration) == (
+        "err",
+        "why",
+        "sums",
+        2.5,
+    )
+    assert not full.fails_run
+
+
+def test_a_results_line_says_what_failed_where():
+    failed = checker.VectorResult.of(checker.Verdict("v", checker.CRASH, message="died"))
+    assert failed.describe() == "v: crash: died"
+    known = checker.VectorResult.of(
+        checker.Verdict("v", checker.WRONG_VICTIMS, 2, "evict", "m"), known_failure=True
+    )
+    assert known.describe() == "v: call 2 (evict): wrong-victims: m"
+    stale = checker.VectorResult.of(checker.Verdict("v", checker.PASS), known_failure=True)
+    assert stale.describe() == (
+        "v: pass (listed as a known failure, but it passes: remove it from the list)"
+    )
+    assert checker.VectorResult.of(checker.Verdict("v", checker.PASS)).describe() == "v: pass"
+
+
+def test_a_result_as_json_is_what_the_report_schema_says():
+    """schema/report.schema.json's ``result`` is closed and lists every member; a result's JSON
+    validates against it, with the duration rounded to the microsecond."""
+    import jsonschema
+
+    schema = json.loads((suite_dir().parent / "schema" / "report.schema.json").read_text())
+    validator = jsonschema.Draft202012Validator(
+        {"$defs": schema["$defs"], "$ref": "#/$defs/result"}
+    )
+    result = checker.VectorResult.of(
+        checker.Verdict("v", checker.WRONG_VICTIMS, 1, "evict", "m", [1], [2]),
+        stderr_tail="e",
+        duration=1.23456789,
+    )
+    data = result.to_json()
+    assert list(validator.iter_errors(data)) == []
+    assert data["duration"] == 1.234568
+    assert (data["id"], data["verdict"], data["expected"], data["actual"]) == (
+        "v",
+        "wrong-victims",
+        [1],
+        [2],
+    )
+
+
+# -- what each answer decides (judge/outcomes.py, what triage compares) --------------------------
+
+
+def test_a_refusal_decides_the_outcome_a_refusal_is_expected_to():
+    """A refused call's outcome is the one the vector expects of a call that must be refused
+    with that kind: triage compares the two, so their spelling is one."""
+    vector = reference_vector(
+        "kills/refused", [{"op": "new", "params": params(0, 0, 1, 1), "seed": 0}]
+    )
+    refusal = {"id": 0, "ok": False, "error": {"kind": "invalid-params", "message": "x"}}
+    assert answer_outcomes(vector, [refusal]) == expected_outcomes(vector)
+    assert answer_outcome(refusal, "new") == ("error", "invalid-params")
+
+
+def test_a_cut_exchange_ends_in_dies_or_malformed_and_only_then(small):
+    """``dies`` (a crash or a hang) or ``malformed`` (a protocol failure) stands for the call the
+    failure cut off; answers cut short without a failure, or a failure after the last answer,
+    add nothing."""
+    answers = reference_of(small)
+    assert len(answer_outcomes(small, answers[:3])) == 3
+    assert answer_outcomes(small, answers[:3], "protocol")[-1] == MALFORMED
+    assert answer_outcomes(small, answers[:3], "timeout")[-1] == DIES
+    assert answer_outcomes(small, answers, "crash") == expected_outcomes(small)
+
+
+# -- the codec and the protocol's shape rules (spec/protocol.py, SPEC.md §1, §3) ------------------
+
+
+def test_spec_1_a_vector_file_can_keep_its_integers_as_written():
+    assert protocol.decode_strict_file('{"a": 12}', parse_int=str) == {"a": "12"}
+
+
+def test_nesting_depth_of_a_scalar_is_zero_and_of_containers_their_depth():
+    assert [protocol.nesting_depth(v) for v in (5, "ab", None)] == [0, 0, 0]
+    assert protocol.nesting_depth([[], {"a": [1]}]) == 3
+
+
+def test_spec_2_3_a_weight_written_as_text_reaches_a_policy_as_a_reader_makes_it():
+    """SPEC.md §2.3: a request reaches a policy as a JSON reader decodes it; a number kept as
+    its text (``NumberText``) inside an object, such as ``params``, becomes a plain float or
+    int, and other members stay as they are."""
+    decoded = protocol.decoded({"params": {"a": protocol.NumberText("1.50"), "b": 2, "c": "x"}})
+    params = decoded["params"]
+    assert params == {"a": 1.5, "b": 2, "c": "x"}
+    assert [type(params[k]) for k in "abc"] == [float, int, str]
+
+
+def test_spec_3_1_messages_are_written_in_ascii_unless_asked_otherwise():
+    assert protocol.dumps({"a": "é"}) == '{"a":"\\u00e9"}'
+    assert protocol.dumps({"a": "é"}, ensure_ascii=False) == '{"a":"é"}'
+
+
+def test_spec_2_3_a_number_kept_as_text_is_written_as_that_text_however_deep():
+    """A :class:`NumberText` is encoded as its text (``0.10``, not ``0.1``), also inside a list
+    inside a list."""
+    text = protocol.NumberText("0.10")
+    assert protocol.dumps([[text], [1]]) == "[[0.10],[1]]"
+    assert protocol.dumps({"a": [text]}) == '{"a":[0.10]}'
+
+
+def test_spec_3_5_an_op_not_implemented_is_unsupported_with_a_message():
+    """SPEC.md §3.5: an optional op the adapter does not announce is refused ``unsupported``,
+    with the request's id and a message (a string: SPEC.md §3.3)."""
+    with pytest.raises(protocol.BadRequest) as caught:
+        protocol.parse_request({"id": 4, "op": "scores"}, implemented=protocol.CORE_OPS)
+    error = caught.value
+    assert (error.id, error.kind) == (4, "unsupported")
+    assert isinstance(error.message, str) and "scores" in error.message
+
+
+def test_spec_3_3_an_evict_answer_needs_victims_and_a_scores_answer_its_lists():
+    assert protocol.answer_problem({"id": 1, "ok": True}, "evict") == (
+        "the evict answer has no victims"
+    )
+    assert protocol.answer_problem({"id": 1, "ok": True}, "step") is None
+    unequal = {"id": 1, "ok": True, "positions": [1, 2], "sums": [1.0], "pooled": [1.0, 2.0]}
+    assert protocol.answer_problem(unequal, "scores") == "scores has 2 positions but 1 sums"
+
+
+@pytest.mark.parametrize(
+    ("value", "is_number"),
+    [(1.5, True), (3, True), (10**400, False), (True, False), ("1", False), (None, False)],
+)
+def test_spec_2_6_scores_are_float64_numbers(value, is_number):
+    """SPEC.md §2.6: a score is a JSON number with a float64 value: an integer literal counts,
+    one beyond float64's range does not, nor does ``true``."""
+    assert protocol.is_float64(value) is is_number
+
+
+def test_validate_message_checks_a_request_against_the_request_schema_whatever_its_op():
+    hello = {"id": 1, "op": "hello", "protocol": 1}
+    assert protocol.validate_message("request", hello, op="hello") == []
+    assert protocol.validate_message("response", {"id": 1, "ok": True}, op="evict") != []
+
+
+# -- the runner's handshake (parse_hello_answer, SPEC.md §3.2) -----------------------------------
+
+_IMPLEMENTATION = {"name": "n", "language": "l", "version": "1"}
+
+
+def test_spec_3_2_a_hello_answer_is_read_with_its_id_and_optional_capabilities():
+    hello = protocol.parse_hello_answer(
+        {"id": 7, "ok": True, "protocol": 1, "implementation": _IMPLEMENTATION}
+    )
+    assert (hello.id, hello.protocol, hello.capabilities) == (7, 1, ())
+    assert dict(hello.implementation) == _IMPLEMENTATION
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ([1], "the answer to hello is not a JSON object: [1]"),
+        ({"id": 1, "ok": 1}, "the answer to hello has no boolean ok (is the program an adapter?)"),
+        (
+            {"id": 1, "ok": False, "error": {"kind": "unsupported", "message": "v2 only"}},
+            "the adapter refused hello for protocol 1 (unsupported: v2 only); "
+            "it speaks another protocol version",
+        ),
+        (
+            {"id": 1, "ok": False, "error": "v2"},
+            "the adapter refused hello for protocol 1 (",  # an error that is not an object
+        ),
+        ({"id": 1, "ok": True, "protocol": 1}, "the answer to hello has no implementation object"),
+        (
+            {
+                "id": 1,
+                "ok": True,
+                "protocol": 1,
+                "implementation": {**_IMPLEMENTATION, "version": 5},
+            },
+            "the answer to hello has no string implementation.version: 5",
+        ),
+        (
+            {
+                "id": 1,
+                "ok": True,
+                "protocol": 1,
+                "implementation": _IMPLEMENTATION,
+                "capabilities": "scores",
+            },
+            'capabilities in the answer to hello must be a list of strings, got "scores"',
+        ),
+    ],
+)
+def test_spec_3_2_a_bad_hello_answer_is_refused_saying_why(answer, message):
+    with pytest.raises(ValueError) as caught:
+        protocol.parse_hello_answer(answer)
+    assert str(caught.value).startswith(message)
