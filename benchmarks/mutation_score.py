@@ -165,8 +165,8 @@ COLUMNS = ("killed", "timeout", "error", "survived", "untested", "equivalent", "
 #: mutmut files it under timeout; here it is its own column, counted as caught.
 _ERRORED = 255
 
-# mutmut's names: ``conformance.judge.checker.x__judge_victims__mutmut_3`` for a function,
-# ``conformance.judge.checker.xǁTrackerǁstep__mutmut_1`` for a method.
+# mutmut's names: the module's dotted name, then ``.x__judge_victims__mutmut_3`` for a
+# function, ``.xǁTrackerǁstep__mutmut_1`` for a method.
 _NAME = re.compile(r"\.x(?:ǁ(?P<cls>[^ǁ]+)ǁ|_)(?P<fn>.+)__mutmut_\d+$")
 
 
