@@ -645,3 +645,37 @@ def test_spec_3_2_a_bad_hello_answer_is_refused_saying_why(answer, message):
     with pytest.raises(ValueError) as caught:
         protocol.parse_hello_answer(answer)
     assert str(caught.value).startswith(message)
+
+
+def test_spec_1_a_reader_hook_is_used_alone_and_the_strict_rules_still_hold():
+    """The codec's hooks (a float or integer kept as text, for validation) change nothing
+    else: NaN is still not JSON, and a repeated member name still lets the last one count on
+    the wire (SPEC.md §3.1) while a vector file refuses it."""
+    assert protocol.decode("[1.50]", parse_float=str) == ["1.50"]
+    assert protocol.decode("[12]", parse_int=str) == ["12"]
+    assert protocol.decode('{"a":1,"a":2.5}', parse_float=str) == {"a": "2.5"}
+    for text in ('{"a":NaN}', '{"a":-Infinity}'):
+        with pytest.raises(protocol.DecodeError):
+            protocol.decode_strict_file(text)
+        with pytest.raises(protocol.DecodeError):
+            protocol.decode(text, parse_float=str)
+    with pytest.raises(protocol.DecodeError):
+        protocol.decode_strict_file('{"a":1,"a":2}')
+
+
+def test_spec_3_1_an_integer_literal_beyond_pythons_digit_limit_is_beyond_the_kits_limits():
+    import sys
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(protocol.DecodeError) as caught:
+        protocol.decode("1" * digits)
+    assert str(caught.value) == (
+        f"an integer literal of more than {digits - 1} digits "
+        "(SPEC.md §3.1: beyond the kit's limits)"
+    )
+
+
+def test_spec_2_3_a_message_of_numbers_kept_as_text_is_encoded_as_written():
+    text = protocol.NumberText("0.10")
+    assert protocol.encode({"a": text}) == b'{"a":0.10}\n'
+    assert protocol.encode({"a": [text]}) == b'{"a":[0.10]}\n'
