@@ -692,6 +692,7 @@ def test_spec_2_3_a_message_of_numbers_kept_as_text_is_encoded_as_written():
         (3, True),
         (-0.0, True),
         (3.4028234663852886e38, True),  # the largest float32, exactly
+        (340282346638528859811704183484516925440, True),  # the same, as an integer
         (1.1, False),  # not a float32: its nearest float32 differs
         (2**200, False),  # an integer beyond the float32 range
         (3.5e38, False),  # a float beyond it
