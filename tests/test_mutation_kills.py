@@ -32,6 +32,7 @@ from conformance.judge.outcomes import (
     answer_outcomes,
     expected_outcomes,
 )
+from conformance.policy import reference
 from conformance.spec import protocol
 from conformance.spec.resources import suite_dir
 from conformance.spec.text import KEEP_ITEMS
@@ -645,3 +646,77 @@ def test_spec_3_2_a_bad_hello_answer_is_refused_saying_why(answer, message):
     with pytest.raises(ValueError) as caught:
         protocol.parse_hello_answer(answer)
     assert str(caught.value).startswith(message)
+
+
+def test_spec_1_a_reader_hook_is_used_alone_and_the_strict_rules_still_hold():
+    """The codec's hooks (a float or integer kept as text, for validation) change nothing
+    else: NaN is still not JSON, and a repeated member name still lets the last one count on
+    the wire (SPEC.md §3.1) while a vector file refuses it."""
+    assert protocol.decode("[1.50]", parse_float=str) == ["1.50"]
+    assert protocol.decode("[12]", parse_int=str) == ["12"]
+    assert protocol.decode('{"a":1,"a":2.5}', parse_float=str) == {"a": "2.5"}
+    for text in ('{"a":NaN}', '{"a":-Infinity}'):
+        with pytest.raises(protocol.DecodeError):
+            protocol.decode_strict_file(text)
+        with pytest.raises(protocol.DecodeError):
+            protocol.decode(text, parse_float=str)
+    with pytest.raises(protocol.DecodeError):
+        protocol.decode_strict_file('{"a":1,"a":2}')
+
+
+def test_spec_3_1_an_integer_literal_beyond_pythons_digit_limit_is_beyond_the_kits_limits():
+    import sys
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(protocol.DecodeError) as caught:
+        protocol.decode("1" * digits)
+    assert str(caught.value) == (
+        f"an integer literal of more than {digits - 1} digits "
+        "(SPEC.md §3.1: beyond the kit's limits)"
+    )
+
+
+def test_spec_2_3_a_message_of_numbers_kept_as_text_is_encoded_as_written():
+    text = protocol.NumberText("0.10")
+    assert protocol.encode({"a": text}) == b'{"a":0.10}\n'
+    assert protocol.encode({"a": [text]}) == b'{"a":[0.10]}\n'
+
+
+# -- the reference's reading rules (policy/reference.py, SPEC.md §2.1, §2.3, §2.6) ---------------
+
+
+@pytest.mark.parametrize(
+    ("value", "exact"),
+    [
+        (0.5, True),
+        (3, True),
+        (-0.0, True),
+        (3.4028234663852886e38, True),  # the largest float32, exactly
+        (340282346638528859811704183484516925440, True),  # the same, as an integer
+        (1.1, False),  # not a float32: its nearest float32 differs
+        (2**200, False),  # an integer beyond the float32 range
+        (3.5e38, False),  # a float beyond it
+        (True, False),
+        ("0.5", False),
+        (None, False),
+    ],
+)
+def test_spec_2_6_a_weight_of_a_call_that_must_succeed_is_exactly_a_float32(value, exact):
+    """SPEC.md §2.6: the weights of calls that must succeed are exactly float32 values: an
+    integer or a float whose value narrowing to float32 leaves unchanged, within the range."""
+    assert reference.check_weight_literal(value) is exact
+
+
+def test_spec_2_3_a_weight_past_the_float32_range_narrows_to_an_infinity_of_its_sign():
+    assert reference.float32_literal(1e39) == float("inf")
+    assert reference.float32_literal(-1e39) == float("-inf")
+    assert reference.float32_literal(-(10**400)) == float("-inf")
+
+
+def test_spec_3_3_a_params_refusal_names_what_is_missing_in_words():
+    """SPEC.md §3.3: a refusal's message is a string; the reference's names the missing
+    params, so a porter reading it knows which."""
+    with pytest.raises(reference.PolicyError) as caught:
+        reference.Params.parse({"budget": 4, "recentWindow": 1})
+    assert caught.value.kind == "invalid-params"
+    assert caught.value.message == "params is missing obsWindow, poolKernel"
