@@ -29,7 +29,6 @@ import hashlib
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from conformance.spec import resources
@@ -43,11 +42,11 @@ def digest(vector: Any) -> str:
 
     A vector read from a file in the canonical layout keeps each call's line, which is that
     call's part of the canonical text, so only the few top-level fields are encoded again. A
-    vector known only by its file (an object with ``path`` and no ``calls``, such as the
-    runner's :class:`~conformance.suite.stream.SuiteEntry`) is the file's bytes: the committed files
-    are canonical, and any other file is at worst replayed instead of looked up."""
+    vector known only by its file (the runner's :class:`~conformance.suite.stream.SuiteEntry`)
+    is the file's bytes: the committed files are canonical, and any other file is at worst
+    replayed instead of looked up."""
     if not hasattr(vector, "calls"):
-        return hashlib.sha256(Path(vector.path).read_bytes()).hexdigest()
+        return str(vector.file_digest())
     if any(call.line is None for call in vector.calls):
         return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
     head = Vector(vector.id, vector.description, vector.tags, vector.params, vector.seed, ())

@@ -361,15 +361,10 @@ class _Run:
 
 
 def _read(source: Any) -> Vector:
-    """The vector of a suite entry the run has just read and validated: parsed again without
-    the schema and strictness checks it passed then (``load()`` if it cannot be)."""
-    path = getattr(source, "path", None)
-    if path is not None:
-        try:
-            return Vector.from_json(json.loads(Path(path).read_bytes()), path)
-        except (OSError, ValueError):
-            pass
-    return source.load()
+    """The vector of a suite entry the run has just read and validated
+    (:meth:`~conformance.suite.stream.SuiteEntry.reload`), or ``load()`` of another source."""
+    reload = getattr(source, "reload", None)
+    return reload() if reload is not None else source.load()
 
 
 @dataclass

@@ -20,6 +20,7 @@ the file, the JSON pointer and the reason.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import re
@@ -72,6 +73,19 @@ class SuiteEntry:
     def load(self) -> Vector:
         """The whole vector, weights included (for a diagnosis)."""
         return load_vector(self.path)
+
+    def reload(self) -> Vector:
+        """The whole vector of a file the run has already read and validated, parsed again
+        without the schema and strictness checks it passed then (the triage's replays); as
+        :meth:`load` when it cannot be."""
+        try:
+            return Vector.from_json(json.loads(self.path.read_bytes()), self.path)
+        except (OSError, ValueError):
+            return self.load()
+
+    def file_digest(self) -> str:
+        """The SHA-256 of the file's bytes (the kill matrix's key for a canonical file)."""
+        return hashlib.sha256(self.path.read_bytes()).hexdigest()
 
 
 @dataclass(frozen=True)
