@@ -18,6 +18,7 @@ from conformance.policy.reference import PolicyFactory, new_policy
 from conformance.spec.protocol import decoded
 
 if TYPE_CHECKING:
+    # Here: the server imports this module (the one replay helper it answers with).
     from conformance.adapter.server import Session
 
 
@@ -30,6 +31,7 @@ def replay(
     """The responses to ``requests``, answered in order by ``session`` (by default a fresh
     session whose policies ``factory`` makes). Pass a session to look at its policy after."""
     if session is None:
+        # Here: the server imports this module (the one replay helper it answers with).
         from conformance.adapter.server import Session
 
         session = Session(factory)

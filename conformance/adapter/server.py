@@ -10,6 +10,7 @@ an answer. Nothing a caller sends can crash it: every malformed request gets ``b
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -154,8 +155,6 @@ def capabilities_of(factory: Callable[..., Any]) -> tuple[str, ...]:
     """
     made: Any = factory
     if not isinstance(factory, type):
-        import inspect
-
         try:
             made = inspect.signature(factory, eval_str=True).return_annotation
         except Exception:  # an annotation that does not evaluate: unknown

@@ -282,6 +282,8 @@ class Tie:
 
 def reference_policy(vector: Vector, call_index: int) -> Any:
     """The reference policy just before ``call_index`` (None when no policy is in place)."""
+    # Here, not at the top: the run path imports this module, and loads the reference adapter
+    # (and orjson) only when a failure is replayed.
     from conformance.adapter.replay import replay
     from conformance.adapter.server import Session
 

@@ -14,6 +14,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance.explain import kills
+from conformance.explain.play import play
 from conformance.judge.checker import PASS, judge
 from conformance.mutants._base import Mutant
 from conformance.suite.vectors import Vector
@@ -37,7 +39,6 @@ def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]
 
 def verdict(mutant: Mutant, vector: Vector) -> str:
     """The checker's verdict on ``mutant`` replaying ``vector`` (``"pass"`` if it survives)."""
-    from conformance.explain.play import play
 
     answers, failure = answers_of(play(mutant.policy, vector).outcomes)
     return judge(vector, answers, failure=failure).verdict
@@ -158,7 +159,6 @@ def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> Kill
     vector kills a mutant when the mutant's answers differ from the expected ones, which is
     when the checker fails it. Verdicts are not recorded there (``"killed"`` stands for them);
     a vector the file does not know is replayed and judged."""
-    from conformance.explain import kills
 
     known = kills.load(vectors)
     mutants = list(mutants)

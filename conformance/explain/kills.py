@@ -31,6 +31,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from conformance import mutants
+from conformance.explain.play import digest as answers_digest
+from conformance.explain.play import numpy_probe, play
+from conformance.judge.outcomes import expected_outcomes
+from conformance.mutants.model import Model
 from conformance.spec import resources
 from conformance.suite.vectors import Vector, dumps_vector
 
@@ -83,11 +88,6 @@ class Known:
 def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
     """The file's entry for ``vector``: replay every catalogued mistake (or those ``names``)
     with its scores traced, and compare with the reference's."""
-    from conformance import mutants
-    from conformance.explain.play import digest as answers_digest
-    from conformance.explain.play import play
-    from conformance.judge.outcomes import expected_outcomes
-    from conformance.mutants.model import Model
 
     expected = expected_outcomes(vector)
     reference = play(Model, vector, trace=True)
@@ -134,8 +134,6 @@ def load(vectors: Sequence[Any]) -> dict[str, Known]:
         table: Mapping[str, Any] = json.loads(PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-    from conformance import mutants
-    from conformance.explain.play import numpy_probe
 
     dropped: frozenset[str] = frozenset()
     if table.get("numpy") != numpy_probe():
@@ -164,8 +162,6 @@ def unknown_here() -> frozenset[str]:
         table = json.loads(PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return frozenset()
-    from conformance import mutants
-    from conformance.explain.play import numpy_probe
 
     if table.get("numpy") == numpy_probe():
         return frozenset()

@@ -34,12 +34,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance import mutants
+from conformance.explain import kills
+from conformance.explain.diagnosis import tied_selection
+from conformance.explain.play import compose, digest, play
+from conformance.judge import checker
 from conformance.judge.outcomes import (
     DIES,
     Outcome,
     expected_outcomes,
 )
+from conformance.spec import resources
 from conformance.suite.discovery import is_generated
+from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 
 #: The beam: how many candidates are extended at each depth, by how many mistakes each, and
@@ -308,7 +315,6 @@ def _ids(ids: Sequence[str], limit: int = 3) -> str:
 
 def catalogue(exclude: Iterable[str] = ()) -> list[Any]:
     """The catalogue as triage candidates, in catalogue order, minus ``exclude``."""
-    from conformance import mutants
 
     skip = set(exclude)
     return [mutant for mutant in mutants.CATALOGUE if mutant.name not in skip]
@@ -329,7 +335,6 @@ class _Run:
     a :class:`~conformance.suite.vectors.Vector` or an object that loads one, by ``load()``)."""
 
     def __init__(self, source: Any, result: Any) -> None:
-        from conformance.explain.play import digest
 
         self.source = source
         self.id: str = source.id
@@ -452,7 +457,6 @@ class _Engine:
     """The search for one run (see the module docstring)."""
 
     def __init__(self, vectors: Sequence[Any], results: Sequence[Any], pool: list[Any]) -> None:
-        from conformance.explain import kills
 
         self.pool = pool
         by_id = {vector.id: vector for vector in vectors}
@@ -516,7 +520,6 @@ class _Engine:
 
     def _play(self, policy: type, run: _Run) -> int | None:
         """Where ``policy`` first answers otherwise than the port on ``run`` (None: never)."""
-        from conformance.explain.play import play
 
         return play(policy, run.vector, run.target).diverged
 
@@ -631,7 +634,6 @@ class _Engine:
         """Figures for the combination from its parts alone: a vector none of them touches is
         answered as the reference answers it; one that one part touches, as that part answers
         it; one that several touch is not counted (it needs a replay)."""
-        from conformance.explain.play import compose
 
         parts = self._parts(indices)
         if compose([single.mutant for single in parts]) is None:
@@ -667,7 +669,6 @@ class _Engine:
         """Exact figures for a combination: replayed on every vector a part touches (the
         failing vectors first, the small ones first). None when it cannot compose, or once it
         has missed so many vectors that it cannot reproduce ``need`` in all."""
-        from conformance.explain.play import compose
 
         if indices in self._exact:
             return self._exact[indices]
@@ -790,10 +791,6 @@ class _Engine:
         """A committed vector outside the run on which candidates that answer the run alike
         answer differently, or None. Single mistakes are compared by their shipped answers;
         combinations are replayed on a few committed vectors their parts are not inert on."""
-        from conformance.explain import kills
-        from conformance.explain.play import compose, play
-        from conformance.spec import resources
-        from conformance.suite.stream import SuiteEntry
 
         ran = {run.id for run in self.runs}
         try:
@@ -844,7 +841,6 @@ class _Engine:
 
 def divergence_kind(vector: Vector | None, result: Any) -> str:
     """The group of :data:`GROUPS` a failing result belongs to."""
-    from conformance.judge import checker
 
     verdict = result.verdict
     if verdict in checker.PROCESS_VERDICTS:
@@ -865,11 +861,9 @@ def divergence_kind(vector: Vector | None, result: Any) -> str:
         vector is not None
         and result.call_index is not None
         and not getattr(result, "diagnosis", None)
+        and tied_selection(vector, result.call_index, result.actual) is not None
     ):
-        from conformance.explain.diagnosis import tied_selection
-
-        if tied_selection(vector, result.call_index, result.actual) is not None:
-            return "ties"
+        return "ties"
     return "victims"
 
 

@@ -23,6 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from conformance import __version__
 from conformance.mutants.model import HOOK_STEP, STEPS, Model
 from conformance.spec.text import split_description
 
@@ -127,7 +128,6 @@ class Mutant:
 
     def implementation(self) -> dict[str, str]:
         """The ``implementation`` its adapter announces in the ``hello`` answer."""
-        from conformance import __version__
 
         return {"name": f"mutant:{self.name}", "language": "python", "version": __version__}
 

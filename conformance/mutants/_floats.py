@@ -71,6 +71,7 @@ def to_bfloat16(values: Any) -> Any:
     """Float32 values (as float64) rounded to bfloat16, ties to even, as float64: the upper 16
     bits of the float32 after adding half of the dropped part (what `torch`'s conversion does).
     Every input must be exactly a float32."""
+    # Here: only the bfloat16 choice needs numpy; the other roundings are exact fractions.
     import numpy as np
 
     bits = np.asarray(values, dtype=np.float64).astype(np.float32).view(np.uint32).astype(np.uint64)

@@ -102,6 +102,7 @@ def make_job(index: int, item: SuiteItem) -> Job:
     if isinstance(item, SuiteEntry):
         runnable = read_for_run(item)
         return Job(index, runnable.vector, runnable.prepared, item.load)
+    # Here: only a vector built in memory needs it (files come prepared by read_for_run).
     from conformance.suite.wire import prepare_vector
 
     vector = item

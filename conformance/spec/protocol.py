@@ -30,6 +30,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NoReturn
 
+from conformance.spec.schemas import REQUEST_SCHEMA, RESPONSE_SCHEMA, json_pointer, schema_validator
+from conformance.spec.text import json_text
+
 PROTOCOL_VERSION = 1
 #: Every op of protocol v1, in SPEC.md §3.2's order.
 OPS = ("hello", "new", "step", "evict", "scores", "bye")
@@ -602,7 +605,6 @@ def is_float64(value: Any) -> bool:
 def show(value: Any, limit: int = 160) -> str:
     """A wire value for a message, in JSON's words, escaped and capped
     (:mod:`conformance.spec.text`)."""
-    from conformance.spec.text import json_text
 
     return json_text(value, limit)
 
@@ -620,12 +622,6 @@ def validate_message(direction: Direction, message: Any, op: str | None = None) 
     any v1 answer. The schemas are closed and constrain values too, so a message can break them
     and still be answered (a request with a value the policy refuses, say).
     """
-    from conformance.spec.schemas import (
-        REQUEST_SCHEMA,
-        RESPONSE_SCHEMA,
-        json_pointer,
-        schema_validator,
-    )
 
     name = REQUEST_SCHEMA if direction == "request" else RESPONSE_SCHEMA
     if direction == "response" and op is not None and op in OPS:

@@ -31,6 +31,7 @@ _memo: dict[str, bool] = {}
 
 @cache
 def _validator_class() -> Any:
+    # Here: jsonschema costs a tenth of a second to import, and most commands never validate.
     from jsonschema import Draft202012Validator, validators  # type: ignore[import-untyped]
 
     # JSON Schema counts 4.0 as an integer; SPEC.md §4.3 does not (ports may read it either way).
@@ -42,6 +43,7 @@ def _validator_class() -> Any:
 
 def load_schemas(directory: str | Path | None = None) -> dict[str, dict[str, Any]]:
     """Every ``*.json`` schema under ``schema/``, keyed by its path relative to the directory."""
+    # Here: resources finds package data, which only loading the schemas needs.
     from conformance.spec.resources import schema_dir
 
     root = Path(directory) if directory is not None else schema_dir()
@@ -58,6 +60,7 @@ def schema_validator(name: str = VECTOR_SCHEMA) -> Any:
     ``<file>#<def>`` selects one definition: for a request schema ``#/$defs/<def>``; for the
     response schema the answer to op ``<def>``, that is its success shape or a refusal.
     """
+    # Here: with jsonschema, only when validating.
     from referencing import Registry, Resource
 
     schemas = load_schemas()

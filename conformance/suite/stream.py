@@ -172,6 +172,7 @@ def read_for_run(entry: SuiteEntry) -> RunnableVector:
     light = _read_canonical(entry.path, data)
     if light is not None:
         return light
+    # Here: only a file in another layout needs it.
     from conformance.suite.wire import prepare_vector
 
     vector = load_vector(entry.path)

@@ -72,6 +72,7 @@ def parse_vocabulary(text: str, source: str = "TAGS.md") -> dict[str, Tag]:
 
 def vocabulary_path() -> Path:
     """Where the vocabulary lives: ``TAGS.md`` in the committed suite directory."""
+    # Here: the committed suite's place is looked up only when the vocabulary is read.
     from conformance.spec.resources import suite_dir
 
     return suite_dir() / "TAGS.md"

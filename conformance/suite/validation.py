@@ -243,6 +243,7 @@ def _exact_in_bulk(weights: list[Any], line: bytes | None) -> bool:
     start = line.rfind(b'"attn":[')
     if start < 0 or line[start + 8 : -2] != ",".join(map(repr, weights)).encode():
         return False
+    # Here: numpy only once a long row's text has matched; most calls never get this far.
     import numpy as np
 
     values = np.array(weights, dtype=np.float64)
@@ -262,6 +263,7 @@ def replay_problems(
     The session keeps going after a mismatch: the policy's state does not depend on what the
     vector expected, so later calls are still judged fairly.
     """
+    # Here: the reference adapter (and orjson) is loaded only when a vector is replayed.
     from conformance.adapter.replay import replay
 
     problems = []
@@ -327,6 +329,7 @@ def judge_document(
 ) -> tuple[Vector | None, list[VectorError]]:
     """Judge a document the loader read: its JSON and schema problems, else the rules beyond
     the schema and the replay on the reference."""
+    # Here: the tag vocabulary is read only when a document is judged.
     from conformance.suite.tags import load_vocabulary
 
     if is_check_document(document.data):
@@ -382,6 +385,7 @@ def validate_paths(
 ) -> Report:
     """Validate every vector file named or found under ``paths`` (default: the committed suite),
     a file at a time: memory is one vector's, whatever the size of the suite."""
+    # Here: the committed suite's place and its tag vocabulary, only when validating.
     from conformance.spec.resources import suite_dir
     from conformance.suite.tags import load_vocabulary
 

@@ -277,6 +277,7 @@ def parse_document(raw: bytes, path: str | Path | None = None) -> Document:
         return document
     if document.lines is None:
         document.raw = raw
+    # Here: the schema check loads jsonschema, only when a file is read this way.
     from conformance.spec.schemas import schema_problems
 
     document.problems = schema_problems(document.data, path)

@@ -30,14 +30,21 @@ from typing import Any, Protocol, cast
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as hypothesis_seed
 from hypothesis import strategies as st
+from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 from hypothesis.database import DirectoryBasedExampleDatabase, ExampleDatabase
 from hypothesis.errors import Flaky
 
+from conformance import mutants
 from conformance.adapter.server import PolicyFactory
+from conformance.explain.play import compose
 from conformance.policy.reference import new_policy
+from conformance.report.outputs import write_text
 from conformance.spec.protocol import dumps, holds_text
 from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
+from conformance.tools.generate.builders import Draft, Planned
+from conformance.tools.generate.generator import realize
 from conformance.tools.scenarios import Scenario, play, scenario_of
+from conformance.transport.session import AdapterFailure
 
 DEFAULT_MAX_EXAMPLES = 400
 #: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.
@@ -142,7 +149,6 @@ def exchange_and_compare(
     An adapter that crashes, hangs or breaks the protocol is a difference at the call it failed
     on; the adapter is then restarted.
     """
-    from conformance.transport.session import AdapterFailure
 
     try:
         actual = target.exchange([dict(call) for call in calls])
@@ -183,7 +189,6 @@ def hypothesis_storage() -> Iterator[None]:
     """Run hypothesis with its home directory (where it caches what it learns of the code,
     ``.hypothesis/`` in the working directory by default) in a temporary directory, removed
     afterwards, so that fuzzing leaves nothing behind but what it was told to write."""
-    from hypothesis.configuration import set_hypothesis_home_dir, storage_directory
 
     previous = storage_directory(intent_to_write=False).home_directory
     with tempfile.TemporaryDirectory(prefix="snapkv-fuzz-") as home:
@@ -388,8 +393,6 @@ def fuzz(
 def accepting(names: Sequence[str]) -> PolicyFactory:
     """The policy with the catalogued mistakes ``names`` made at once, as a factory; raise
     ValueError for an unknown name or mistakes that override the same step of the policy."""
-    from conformance import mutants
-    from conformance.explain.play import compose
 
     try:
         chosen = [mutants.lookup(name) for name in dict.fromkeys(names)]
@@ -467,8 +470,6 @@ CATCHES = "the difference it was found for, should it come back."
 def difference_vector(finding: Finding, port: str, seed: int) -> Vector:
     """The vector that pins ``finding``: its calls up to the first difference, id
     ``fuzz/<hash of the calls>``, expectations filled by the generator from the reference."""
-    from conformance.tools.generate.builders import Draft, Planned
-    from conformance.tools.generate.generator import realize
 
     scenario, difference = finding.scenario, finding.difference
     last = difference.call_index + 1
@@ -499,7 +500,6 @@ def _digest(calls: Sequence[dict[str, Any]]) -> str:
 
 def save_vector(vector: Vector, directory: str | Path) -> Path:
     """Write ``vector`` as ``<directory>/<id>.json`` in canonical form; return the path."""
-    from conformance.report.outputs import write_text
 
     path = Path(directory) / f"{vector.id}.json"
     write_text(path, dumps_vector(vector))

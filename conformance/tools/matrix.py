@@ -21,13 +21,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import __version__
-from conformance.explain.triage import Triage
+from conformance.explain.triage import Triage, triage
 from conformance.judge.checker import VectorResult
+from conformance.report.outputs import write_text
+from conformance.runner.run import Run
 from conformance.spec.text import escape
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.vectors import Vector
-from conformance.transport.process import CommandError, split_command
-from conformance.transport.session import Handshake
+from conformance.transport.process import CommandError, StartError, split_command
+from conformance.transport.session import AdapterStartError, Handshake
 
 #: A row of the matrix: a vector or a protocol check (both have an id and a description).
 Item = Vector | ProtocolCheck
@@ -115,10 +117,6 @@ def run_matrix(
 
     ``progress(port)`` may return a per-item progress callback for that port's run.
     """
-    from conformance.explain.triage import triage
-    from conformance.runner.run import Run
-    from conformance.transport.process import StartError
-    from conformance.transport.session import AdapterStartError
 
     columns = []
     for port in ports:
@@ -408,7 +406,6 @@ def output_paths(out: str | Path) -> tuple[Path, Path]:
 def write_matrix(matrix: Matrix, out: str | Path) -> tuple[Path, Path]:
     """Write the Markdown and HTML files (each whole or not at all, creating missing parent
     directories); return their paths. Raises OSError."""
-    from conformance.report.outputs import write_text
 
     markdown, page = output_paths(out)
     write_text(markdown, to_markdown(matrix))

@@ -35,7 +35,9 @@ from typing import Any, Protocol, cast
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
+from conformance.adapter.server import Session
 from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.report.outputs import write_text
 from conformance.runner.checks import run_session
 from conformance.spec.protocol import dumps
 from conformance.suite.checks import ProtocolCheck, dumps_check
@@ -229,7 +231,6 @@ HELLO = '{"id":1,"op":"hello","protocol":1}\n'
 def materialise(drawn: SessionPlan) -> list[str]:
     """The session's lines (each with its ending), the hello first. Positions and weight
     counts come from a reference session fed each line as it is made."""
-    from conformance.adapter.server import Session
 
     session = Session()
     session.handle_line(HELLO.encode())
@@ -567,7 +568,6 @@ def finding_check(finding: LineFinding, port: str, seed: int) -> ProtocolCheck:
 
 def save_check(check: ProtocolCheck, directory: str | Path) -> Path:
     """Write ``check`` as ``<directory>/<id>.json`` in canonical form; return the path."""
-    from conformance.report.outputs import write_text
 
     path = Path(directory) / f"{check.id}.json"
     write_text(path, dumps_check(check))

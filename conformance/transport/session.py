@@ -637,6 +637,7 @@ class InProcessAdapter(_Adapter):
         implementation: Mapping[str, str] | None = None,
         timeout: float = 10.0,
     ) -> None:
+        # Here, as below: the in-process adapter loads the reference only when one is made.
         from conformance.policy.reference import new_policy
 
         self.factory = factory or new_policy
@@ -651,6 +652,7 @@ class InProcessAdapter(_Adapter):
         self._outcomes: deque[tuple[Ticket, list[dict[str, Any]] | AdapterFailure]] = deque()
 
     def start(self) -> Handshake:
+        # Here: the reference adapter (and orjson) is loaded only for an in-process adapter.
         from conformance.adapter.server import Session
 
         self._session = Session(self.factory, self.implementation)
@@ -678,6 +680,7 @@ class InProcessAdapter(_Adapter):
 
     def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
         """Answer the requests now; :meth:`receive` hands the answers (or the crash) over."""
+        # Here: the reference adapter (and orjson) is loaded only for an in-process adapter.
         from conformance.adapter.server import encode
 
         prepared = prepare(requests)

@@ -27,12 +27,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from conformance.adapter.server import Session
 from conformance.policy.reference import new_policy
 from conformance.report import outputs
 from conformance.spec.errors import GenerationError
 from conformance.spec.protocol import decoded
 from conformance.suite.checks import check_files
-from conformance.suite.validation import check_problems
+from conformance.suite.tags import load_vocabulary
+from conformance.suite.validation import check_document, check_problems
 from conformance.suite.vectors import Call, Vector, dumps_vector
 from conformance.tools.generate.builders import Builder, DesignError, Draft, all_builders
 from conformance.tools.generate.checks import build_checks
@@ -48,7 +50,6 @@ def is_recorded(relative: str) -> bool:
 
 def realize(draft: Draft, factory: Any = new_policy) -> Vector:
     """Replay ``draft`` on the reference and return the vector with the reference's expectations."""
-    from conformance.adapter.server import Session
 
     session = Session(factory)
     calls = []
@@ -107,8 +108,6 @@ def build_suite(
     ``snapkv-conformance validate`` judges it. Skipping validation is for callers that compare
     the result with an already validated suite, where equal bytes imply validity.
     """
-    from conformance.suite.tags import load_vocabulary
-    from conformance.suite.validation import check_document
 
     tags = load_vocabulary()
     files: dict[str, str] = {}
