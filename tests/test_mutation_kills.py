@@ -720,3 +720,30 @@ def test_spec_3_3_a_params_refusal_names_what_is_missing_in_words():
         reference.Params.parse({"budget": 4, "recentWindow": 1})
     assert caught.value.kind == "invalid-params"
     assert caught.value.message == "params is missing obsWindow, poolKernel"
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"budget": 4, "recentWindow": 1, "obsWindow": 1}, "poolKernel"),
+        ({"budget": 2**31, "recentWindow": 1, "obsWindow": 1, "poolKernel": 1}, "budget"),
+        ({"budget": 4, "recentWindow": 4, "obsWindow": 1, "poolKernel": 1}, "recentWindow"),
+        ({"budget": 4, "recentWindow": 1, "obsWindow": 0, "poolKernel": 1}, "obsWindow"),
+        ({"budget": 4, "recentWindow": 1, "obsWindow": 1, "poolKernel": 1, "x": 1}, "x"),
+    ],
+)
+def test_spec_3_3_every_params_refusal_carries_a_message_naming_the_field(params, named):
+    """SPEC.md §3.3: a refusal's ``message`` is a string; the reference adapter answers with
+    the policy's own, so each ``invalid-params`` refusal must have one, naming the field."""
+    with pytest.raises(reference.PolicyError) as caught:
+        reference.Params.parse(params)
+    assert caught.value.kind == "invalid-params"
+    assert isinstance(caught.value.message, str) and named in caught.value.message
+
+
+def test_spec_2_1_params_already_parsed_parse_as_themselves():
+    """A policy made from parsed params (``new_policy(Params)``) has the same params."""
+    parsed = reference.Params.parse(
+        {"budget": 4, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
+    )
+    assert reference.Params.parse(parsed) == parsed
