@@ -149,6 +149,17 @@ def test_a_check_phase_adapter_that_cannot_start_is_one_line_exit_2(command: str
     assert f"cannot run the adapter {command}: {why}" in done.stderr
 
 
+def test_a_file_that_is_not_executable_is_named_with_the_fix(tmp_path: Path) -> None:
+    script = tmp_path / "adapter.sh"
+    script.write_text("#!/bin/sh\necho hi\n")
+    script.chmod(0o644)
+    done = kit("run", "-k", "protocol/crlf", "--adapter", str(script))
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert f"cannot run the adapter {script}: it is not executable (chmod +x {script}?)" in (
+        done.stderr
+    )
+
+
 def test_a_missing_interpreter_is_named(tmp_path: Path) -> None:
     script = tmp_path / "adapter.sh"
     script.write_text("#!/no/such/interpreter\n")
