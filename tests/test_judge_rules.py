@@ -554,3 +554,49 @@ def test_spec_3_5_scores_check_asks_an_adapter_without_the_capability_for_unsupp
     answered = [without[0], *answers[1:]]
     verdict = judge_check(item, answered)
     assert (verdict.verdict, verdict.line) == (checker.UNEXPECTED_SUCCESS, EMPTY)
+
+
+def test_spec_2_5_a_scores_verdict_carries_its_evidence_and_says_which_rule():
+    """SPEC.md §2.5, §3.2: a malformed scores answer's verdict carries what was expected (the
+    kept positions) and what came (the answer's three lists, as sent), and its message says
+    which rule broke, in words a porter can act on: the shape rule with its section, the order
+    rule, the newest (protected) entries left out, and both faults when both are there."""
+    five, after = scores_of(FIVE), scores_of(AFTER)
+
+    short = scores_edited(FIVE, pooled=five["pooled"][:-1])
+    assert short.expected == {"positions": [0, 1, 2, 3, 4]}
+    assert short.actual == {**five, "pooled": five["pooled"][:-1]}
+    assert short.message.endswith(
+        "(SPEC.md §3.2: one position, sum and pooled score per kept position)"
+    )
+
+    backwards = {name: values[::-1] for name, values in after.items()}
+    reversed_verdict = scores_edited(AFTER, **backwards)
+    assert reversed_verdict.expected == {"positions": [1, 3, 4]}
+    assert reversed_verdict.actual == backwards
+    assert reversed_verdict.message.endswith(
+        "scores positions [4, 3, 1] put 3 after 4: they are the kept positions in ascending "
+        "order, not in rank or insertion order"
+    )
+
+    candidates = {name: values[:3] for name, values in five.items()}
+    left_out = scores_edited(FIVE, **candidates)
+    assert left_out.actual == candidates
+    assert left_out.message.endswith(
+        "scores positions [0, 1, 2], expected the kept positions [0, 1, 2, 3, 4]: they leave "
+        "out the kept position(s) [3, 4], the newest: the protected recent entries are scored "
+        "too"
+    )
+
+    middle = {name: [values[0], values[2]] for name, values in after.items()}  # 3 left out
+    assert scores_edited(AFTER, **middle).message.endswith(
+        "scores positions [1, 4], expected the kept positions [1, 3, 4]: they leave out the "
+        "kept position(s) [3]"
+    )
+
+    both = {name: [values[0], *values[:1], *values[2:]] for name, values in after.items()}
+    both["positions"][0] = 0  # [0, 1, 4]: 0 was evicted, 3 is missing
+    assert scores_edited(AFTER, **both).message.endswith(
+        "scores positions [0, 1, 4], expected the kept positions [1, 3, 4]: they leave out the "
+        "kept position(s) [3] and list [0], which are not kept (evicted, or never admitted)"
+    )
