@@ -223,7 +223,7 @@ def test_an_unexpected_error_in_a_worker_is_raised_in_the_caller(suite_dir):
     from conformance.suite.vectors import load_suite
 
     class Broken(InProcessAdapter):
-        def receive(self, ticket):
+        def receive(self, ticket, into=None):
             raise RuntimeError("bug while receiving")
 
     with pytest.raises(RuntimeError, match="bug while receiving"):

@@ -64,9 +64,9 @@ class Scripted(InProcessAdapter):
         self.sent.append(ticket.count)
         return ticket
 
-    def receive(self, ticket: Ticket):
+    def receive(self, ticket: Ticket, into=None):
         if self._starting:  # the handshake is not counted
-            return super().receive(ticket)
+            return super().receive(ticket, into)
         self._in_flight -= 1
         answers = super().receive(ticket)
         fault = self.faults.pop(self.received, None)
@@ -74,6 +74,9 @@ class Scripted(InProcessAdapter):
         if fault is not None:
             fault.answers = answers[: max(0, fault.call_index)]
             raise fault
+        if into is not None:
+            into(answers)
+            return []
         return answers
 
 

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from typing import Any
 
-from conformance.judge.outcomes import answer_outcomes
+from conformance.judge.outcomes import Outcome, answer_outcome, answer_outcomes, cut_short
 from conformance.spec.protocol import answer_problem, is_integer
 from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, capped, capped_list, json_text
 from conformance.suite.vectors import Call, Vector
@@ -219,66 +219,111 @@ def judge(
     *,
     failure: Any = None,
 ) -> Verdict:
-    """Judge ``responses`` (one per call, in order) to ``vector``'s calls; the rules are
-    :func:`_judge_answers`'. A failure also carries the answers' outcomes
-    (:func:`conformance.judge.outcomes.answer_outcomes`), the evidence triage compares; what
-    the failure means for the porter is :func:`conformance.explain.diagnosis.explained`'s to
-    say."""
-    result = _judge_answers(vector, responses, failure=failure)
-    if not result.passed:
-        outcomes = answer_outcomes(vector, responses, failure and failure.kind)
-        return replace(result, answers=outcomes)
-    return result
+    """Judge ``responses`` (one per call, in order) to ``vector``'s calls: :class:`Judging`
+    given them all at once."""
+    judging = Judging(vector)
+    judging.feed(responses)
+    return judging.verdict(failure)
 
 
-def _judge_answers(
-    vector: Vector,
-    responses: Sequence[Mapping[str, Any]],
-    *,
-    failure: Any = None,
-) -> Verdict:
-    """Judge ``responses`` (one per call, in order) to ``vector``'s calls.
+class Judging:
+    """One vector's answers judged as they come, a batch at a time (:meth:`feed`, answers in
+    call order), then its :meth:`verdict`: what :func:`judge` finds given them all at once, for
+    a long vector whose answers are never all held at once.
 
-    ``failure`` is the :class:`conformance.transport.session.AdapterFailure` that cut the exchange
-    short, if any; ``responses`` are then the answers that arrived before it. A wrong answer before
-    the failure is reported rather than the failure, since it came first; the failure's call is
-    the first unanswered one. Stderr and timing are the runner's to fill in.
+    The rules: every answer is judged against its call in order (:func:`_judge_call`, with an
+    accepted step, the common case, in a few operations), and the first thing wrong is the
+    verdict. A failure also carries the answers' outcomes
+    (:func:`conformance.judge.outcomes.answer_outcomes`), the evidence triage compares: the
+    answers are kept for them while there are at most :data:`HOLD`, and past that each answer
+    is kept as its outcome only. What a failure means for the porter is
+    :func:`conformance.explain.diagnosis.explained`'s to say.
     """
-    tracker = Tracker()
-    try:
-        for index, (call, answer) in enumerate(zip(vector.calls, responses, strict=False)):
-            if call.expect is None and answer.get("ok") is True:
-                # The common case first, in a few operations: an accepted step.
-                request = call.request
-                if request["op"] == "step":
-                    tracker.step(request["pos"])
-                    continue
-            _judge_call(vector.id, index, call, answer, tracker)
-    except _Failed as failed:
+
+    #: How many answers are kept as they are; past this, a vector's answers are kept as
+    #: their outcomes (a tuple or a shared constant each), a fraction of their size.
+    HOLD = 4096
+
+    def __init__(self, vector: Vector) -> None:
+        self.vector = vector
+        self._tracker = Tracker()
+        self._count = 0  # answers fed
+        self._failed: Verdict | None = None
+        self._answers: list[Mapping[str, Any]] = []  # while there are at most HOLD
+        self._outcomes: list[Outcome] | None = None  # instead of them, past HOLD
+
+    def feed(self, answers: Sequence[Mapping[str, Any]]) -> None:
+        """Judge the next ``answers`` (the answers to the calls after those fed so far)."""
+        start = self._count
+        self._count += len(answers)
+        # A long vector's calls are read from its lines here, a batch at a time.
+        calls = self.vector.calls[start : start + len(answers)]
+        if self._failed is None:
+            tracker = self._tracker
+            try:
+                for index, (call, answer) in enumerate(zip(calls, answers, strict=False), start):
+                    if call.expect is None and answer.get("ok") is True:
+                        request = call.request
+                        if request["op"] == "step":
+                            tracker.step(request["pos"])
+                            continue
+                    _judge_call(self.vector.id, index, call, answer, tracker)
+            except _Failed as failed:
+                self._failed = failed.result
+        if self._outcomes is None:
+            self._answers.extend(answers)
+            if len(self._answers) <= self.HOLD:
+                return
+            answers, self._answers = self._answers, []
+            calls = self.vector.calls[: len(answers)]
+            self._outcomes = []
+        self._outcomes.extend(
+            answer_outcome(answer, call.op) for call, answer in zip(calls, answers, strict=False)
+        )
+
+    def verdict(self, failure: Any = None) -> Verdict:
+        """The verdict on the answers fed. ``failure`` is the
+        :class:`conformance.transport.session.AdapterFailure` that cut the exchange short, if
+        any (the answers fed are then those that arrived before it). A wrong answer before the
+        failure is reported rather than the failure, since it came first; the failure's call
+        is the first unanswered one. Stderr and timing are the runner's to fill in."""
+        result = self._result(failure)
+        if result.passed:
+            return result
+        kind = failure and failure.kind
+        if self._outcomes is None:
+            outcomes = answer_outcomes(self.vector, self._answers, kind)
+        else:
+            outcomes = cut_short(self._outcomes, len(self.vector.calls), kind)
+        return replace(result, answers=outcomes)
+
+    def _result(self, failure: Any) -> Verdict:
+        vector = self.vector
+        if self._failed is not None:
+            if failure is not None:
+                message = f"{self._failed.message} (the adapter then failed: {failure.detail})"
+                return replace(self._failed, message=message)
+            return self._failed
         if failure is not None:
-            message = f"{failed.result.message} (the adapter then failed: {failure.detail})"
-            return replace(failed.result, message=message)
-        return failed.result
-    if failure is not None:
-        index = failure.call_index
-        return Verdict(
-            vector.id,
-            _FAILURE_VERDICTS[failure.kind],
-            call_index=index,
-            op=vector.calls[index].op if 0 <= index < len(vector.calls) else None,
-            message=failure.detail,
-            exit_status=failure.exit_status,
-        )
-    if len(responses) != len(vector.calls):
-        index = min(len(responses), len(vector.calls) - 1)
-        return Verdict(
-            vector.id,
-            PROTOCOL_ERROR,
-            call_index=index,
-            op=vector.calls[index].op,
-            message=f"{len(responses)} answers to {len(vector.calls)} calls",
-        )
-    return Verdict(vector.id, PASS)
+            index = failure.call_index
+            return Verdict(
+                vector.id,
+                _FAILURE_VERDICTS[failure.kind],
+                call_index=index,
+                op=vector.calls[index].op if 0 <= index < len(vector.calls) else None,
+                message=failure.detail,
+                exit_status=failure.exit_status,
+            )
+        if self._count != len(vector.calls):
+            index = min(self._count, len(vector.calls) - 1)
+            return Verdict(
+                vector.id,
+                PROTOCOL_ERROR,
+                call_index=index,
+                op=vector.calls[index].op,
+                message=f"{self._count} answers to {len(vector.calls)} calls",
+            )
+        return Verdict(vector.id, PASS)
 
 
 def _judge_call(

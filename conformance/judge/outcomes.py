@@ -44,8 +44,16 @@ def answer_outcomes(
     outcomes = [
         answer_outcome(answer, call.op) for call, answer in zip(vector.calls, answers, strict=False)
     ]
-    if failure_kind is not None and len(outcomes) < len(vector.calls):
-        outcomes.append(MALFORMED if failure_kind == "protocol" else DIES)
+    return cut_short(outcomes, len(vector.calls), failure_kind)
+
+
+def cut_short(
+    outcomes: Sequence[Outcome], calls: int, failure_kind: str | None = None
+) -> tuple[Outcome, ...]:
+    """``outcomes`` (one per answer to a vector of ``calls`` calls), then ``dies``/``malformed``
+    when the exchange was cut short (see :func:`answer_outcomes`)."""
+    if failure_kind is not None and len(outcomes) < calls:
+        return (*outcomes, MALFORMED if failure_kind == "protocol" else DIES)
     return tuple(outcomes)
 
 

@@ -218,10 +218,12 @@ class Window:
         sent = self._inflight.popleft()
         job = sent.job
         failure: AdapterFailure | None = None
+        # Judged as they come: a long vector's answers are never all held.
+        judging = checker.Judging(job.vector)
         try:
-            answers = self.adapter.receive(sent.ticket)
+            self.adapter.receive(sent.ticket, into=judging.feed)
         except AdapterFailure as caught:
-            failure, answers = caught, caught.answers
+            failure = caught
             self._broken = True
             if failure.earlier:
                 self._blame_held(failure)
@@ -229,9 +231,8 @@ class Window:
                     self._retried.add(job.index)
                     self._resend([job])
                     return
-        verdict = diagnosis.explained(
-            job.vector, checker.judge(job.vector, answers, failure=failure)
-        )
+            judging.feed(caught.answers)
+        verdict = diagnosis.explained(job.vector, judging.verdict(failure))
         if failure is not None:
             tail = failure.stderr_tail
         else:

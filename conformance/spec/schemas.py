@@ -9,8 +9,9 @@ validated, so the messages are jsonschema's own, exactly as a plain validation g
 
 from __future__ import annotations
 
+import itertools
 import json
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Sequence
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -96,21 +97,36 @@ def schema_problems(data: Any, path: str | Path | None, name: str = VECTOR_SCHEM
     is the same verdict). A call is first reduced to its shape (:func:`_shape`); shapes seen
     valid before are not validated again.
     """
-    validator = schema_validator(name)
     calls = data.get("calls") if isinstance(data, dict) else None
-    if name != VECTOR_SCHEMA or not isinstance(calls, list) or not calls:
+    listed = isinstance(calls, Sequence) and not isinstance(calls, (str, bytes))
+    if name != VECTOR_SCHEMA or not listed or not calls:
+        validator = schema_validator(name)
         found = [(list(e.absolute_path), e.message) for e in validator.iter_errors(data)]
-    else:
-        head = {**data, "calls": calls[:1]}
-        found = [(list(e.absolute_path), e.message) for e in validator.iter_errors(head)]
-        call_validator = schema_validator(f"{VECTOR_SCHEMA}#call")
-        for index, call in enumerate(calls[1:], 1):
-            if _shape_is_valid(call, call_validator):
-                continue
-            found.extend(
-                (["calls", index, *e.absolute_path], e.message)
-                for e in call_validator.iter_errors(call)
-            )
+        return _ordered(found, path)
+    return vector_schema_problems(data, iter(calls), path)
+
+
+def vector_schema_problems(
+    header: dict[str, Any], calls: Iterator[Any], path: str | Path | None
+) -> list:
+    """:func:`schema_problems` of the vector ``{**header, "calls": [...calls]}``, its calls
+    taken one at a time from ``calls`` (``header``'s own ``calls``, if any, is ignored), so
+    that a long vector's calls need never be held together."""
+    first = list(itertools.islice(calls, 1))  # [] or the first call, whatever its value
+    head = {**header, "calls": first}
+    found = [(list(e.absolute_path), e.message) for e in schema_validator().iter_errors(head)]
+    call_validator = schema_validator(f"{VECTOR_SCHEMA}#call")
+    for index, call in enumerate(calls, 1):
+        if _shape_is_valid(call, call_validator):
+            continue
+        found.extend(
+            (["calls", index, *e.absolute_path], e.message)
+            for e in call_validator.iter_errors(call)
+        )
+    return _ordered(found, path)
+
+
+def _ordered(found: list[tuple[list[Any], str]], path: str | Path | None) -> list:
     found.sort(key=lambda item: [str(part) for part in item[0]])
     return [VectorError(path, json_pointer(parts), message) for parts, message in found]
 

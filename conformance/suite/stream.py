@@ -8,7 +8,11 @@ comes: the calls' fields that judging needs are parsed, and each request line is
 exact bytes to send (a refused call's line less its ``expect``).
 A step's attention weights, most of a suite's bytes, are checked to be one JSON array of
 numbers (by a regular expression over the text) and never turned into floats; only a scores
-diagnosis needs them, and it reads the file again (:meth:`SuiteEntry.load`).
+diagnosis needs them, and it reads the file again (:meth:`SuiteEntry.load`). A long vector
+(more than :data:`~conformance.suite.vectors.LONG_VECTOR` calls) is held as its file's bytes
+and where each call's line is; each call and request body is read from its line again when it
+is used, so that holding it costs about its file's size (the runner then sends it a piece at
+a time and judges its answers as they come: :class:`conformance.judge.checker.Judging`).
 
 The loader's schema check (:func:`conformance.spec.schemas.schema_problems`, the same as
 ``validate``'s) is applied to every file, a step's weights aside: they are checked to be a JSON
@@ -20,11 +24,12 @@ the file, the JSON pointer and the reason.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -34,12 +39,15 @@ from conformance.spec.protocol import decode, encode_body
 from conformance.spec.schemas import INT31_MAX
 from conformance.suite.checks import CheckError, ProtocolCheck, load_check
 from conformance.suite.vectors import (
+    LONG_VECTOR,
     VECTOR_OPS,
     Call,
+    Lines,
     Vector,
     is_protocol_check_head,
     iter_vector_files,
     load_vector,
+    read_lazily,
     without_expect,
 )
 from conformance.suite.wire import Prepared
@@ -61,6 +69,7 @@ _STEP = re.compile(rb'\{"op":"step","pos":(0|[1-9][0-9]{0,18}),"attn":')
 _EVICT = b'"op":"evict"}\n'
 _STEP_SHOWN = {"op": "step", "pos": 0, "attn": None}
 _CALLS_OPEN = b'  "calls": ['
+_CALLS_CLOSE = b"\n  ]\n}\n"
 
 
 @dataclass(frozen=True)
@@ -182,47 +191,85 @@ def read_for_run(entry: SuiteEntry) -> RunnableVector:
 def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
     """The vector from a file in the canonical layout, or None for any other layout."""
     start = data.find(b"\n" + _CALLS_OPEN + b"\n")
-    if not data.startswith(b"{\n") or start < 0 or not data.endswith(b"\n  ]\n}\n"):
+    if not data.startswith(b"{\n") or start < 0 or not data.endswith(_CALLS_CLOSE):
         return None
     try:
         header = decode(b"{" + data[2:start].rstrip(b",") + b"}", duplicates="refuse")
     except ValueError:
         return None
-    lines = data[start + len(_CALLS_OPEN) + 2 : -len(b"\n  ]\n}\n")].split(b"\n")
-    if lines == [b""]:
-        lines = []
-    calls: list[Call] = []
-    raw_calls: list[Any] = []
-    bodies: list[bytes] = []
-    last = len(lines) - 1
-    for number, line in enumerate(lines):
-        if not line.startswith(b"    {"):
-            return None
-        line = line[4:]
-        if number < last:
-            if not line.endswith(b","):
-                return None
-            line = line[:-1]
-        read = _read_call(line)
-        if read is None:
-            return None
-        calls.append(read[0])
-        raw_calls.append(read[2])
-        bodies.append(read[1])
     if not isinstance(header, dict) or "calls" in header:
         return None
+    begin, end = start + len(_CALLS_OPEN) + 2, len(data) - len(_CALLS_CLOSE)
+    count = data.count(b"\n", begin, end) + 1 if begin < end else 0
+    held = Lines(data) if count > LONG_VECTOR else None
+    calls: list[Call] = []
+    bodies: list[bytes] = []
+    broken = False
+
+    def shown() -> Iterator[Any]:
+        """What the schema is shown of each call, read as the calls are."""
+        nonlocal broken
+        for first, last in _call_spans(data, begin, end, count):
+            read = _read_call(data[first:last]) if first >= 0 else None
+            if read is None:
+                broken = True
+                return
+            if held is None:
+                calls.append(read[0])
+                bodies.append(read[1])
+            else:
+                held.add(first, last)
+            yield read[2]
+
     # The loader's schema check, the weights aside: a step's is checked by _ATTN to be a JSON
     # array of numbers (their values are validate's to judge), so it stands in as null here.
-    from conformance.spec.schemas import schema_problems
+    from conformance.spec.schemas import vector_schema_problems
 
-    problems = schema_problems({**header, "calls": raw_calls}, path)
+    problems = vector_schema_problems(header, shown(), path)
+    if broken:
+        return None
     if problems:
         raise problems[0]
     vector = Vector.from_json({**header, "calls": []}, path)
-    vector = Vector(
-        vector.id, vector.description, vector.tags, vector.params, vector.seed, tuple(calls), path
-    )
+    if held is not None:  # each call and body read from its line when asked for
+        vector = dataclasses.replace(vector, calls=read_lazily(held, _call_of))
+        return RunnableVector(vector, Prepared(None, read_lazily(held, _body_of)))
+    vector = dataclasses.replace(vector, calls=tuple(calls))
     return RunnableVector(vector, Prepared(None, bodies))
+
+
+def _call_spans(data: bytes, begin: int, end: int, count: int) -> Iterator[tuple[int, int]]:
+    """Where each of the ``count`` call lines between ``begin`` and ``end`` holds its JSON
+    object (the line less its indent and comma); ``(-1, -1)`` for a line out of the layout,
+    after which nothing more is read."""
+    pos = begin
+    for number in range(count):
+        stop = data.find(b"\n", pos, end)
+        if stop < 0:
+            stop = end
+        last = stop
+        if number < count - 1:
+            if data[stop - 1 : stop] != b",":
+                yield -1, -1
+                return
+            last = stop - 1
+        if data[pos : pos + 5] != b"    {":
+            yield -1, -1
+            return
+        yield pos + 4, last
+        pos = stop + 1
+
+
+def _call_of(_index: int, line: bytes) -> Call:
+    read = _read_call(line)
+    assert read is not None  # read once already, when the file was
+    return read[0]
+
+
+def _body_of(_index: int, line: bytes) -> bytes:
+    read = _read_call(line)
+    assert read is not None
+    return read[1]
 
 
 def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:

@@ -14,10 +14,11 @@ import json
 import os
 import re
 import stat as stat_module
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from array import array
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, overload
 
 from conformance.spec.errors import VectorError
 from conformance.spec.protocol import (
@@ -37,6 +38,78 @@ DOUBLE_ROUNDING = "double-rounding"
 #: The ops a vector may record (``hello`` and ``bye`` belong to the session, ``scores`` to
 #: diagnosis: SPEC.md §4.2).
 VECTOR_OPS = ("new", "step", "evict")
+#: A vector with more calls than this is held as its file's bytes and each call read from its
+#: line when asked for (:class:`Lines`), so that holding it costs about its file's size; a
+#: shorter one is held parsed, which is quicker to use. The committed suite's longest vector
+#: has about 3,000 calls; a recorded trace may have millions.
+LONG_VECTOR = 10_000
+
+
+class Lines(Sequence[bytes]):
+    """Lines of a file, held as the file's bytes and where each line is (two integers a
+    line), each line's bytes cut out when asked for."""
+
+    __slots__ = ("_data", "_spans")
+
+    def __init__(self, data: bytes) -> None:
+        self._data = data
+        self._spans = array("q")
+
+    def add(self, first: int, last: int) -> None:
+        """The next line is ``data[first:last]``."""
+        self._spans.append(first)
+        self._spans.append(last)
+
+    def __len__(self) -> int:
+        return len(self._spans) // 2
+
+    @overload
+    def __getitem__(self, index: int) -> bytes: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[bytes]: ...
+
+    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError("line index out of range")
+        index %= size
+        return self._data[self._spans[2 * index] : self._spans[2 * index + 1]]
+
+
+class _Read(Sequence[Any]):
+    """Items made from lines when asked for, by ``read`` (a long vector's calls)."""
+
+    __slots__ = ("_lines", "_read")
+
+    def __init__(self, lines: Sequence[bytes], read: Callable[[int, bytes], Any]) -> None:
+        self._lines = lines
+        self._read = read
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError("call index out of range")
+        index %= size
+        return self._read(index, self._lines[index])
+
+
+def read_lazily(lines: Sequence[bytes], read: Callable[[int, bytes], Any]) -> Sequence[Any]:
+    """``read(index, line)`` of each line, made when asked for and never kept."""
+    return _Read(lines, read)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,7 +188,9 @@ class Vector:
     tags: tuple[str, ...]
     params: Mapping[str, Any]
     seed: Any
-    calls: tuple[Call, ...]
+    #: A tuple; for a long vector (:data:`LONG_VECTOR`) its file's lines, each call read
+    #: from its line when asked for (:func:`read_lazily`).
+    calls: Sequence[Call]
     path: Path | None = field(default=None, compare=False)
 
     @classmethod
@@ -140,17 +215,24 @@ class Vector:
                 path, "/format", f"must be {VECTOR_FORMAT!r}, got {data.get('format')!r}"
             )
         raw_calls = data["calls"]
-        if not isinstance(raw_calls, list):
+        if not isinstance(raw_calls, (list, _Read)):
             raise VectorError(path, "/calls", "must be a list of calls")
-        calls = []
-        for index, raw in enumerate(raw_calls):
+
+        def call(index: int, raw: Any) -> Call:
             if not isinstance(raw, dict) or raw.get("op") not in VECTOR_OPS:
                 raise VectorError(
                     path, f"/calls/{index}", f"must be an object whose op is one of {VECTOR_OPS}"
                 )
             request = {key: value for key, value in raw.items() if key != "expect"}
             line = lines[index] if lines is not None else None
-            calls.append(Call(request, raw.get("expect"), line))
+            return Call(request, raw.get("expect"), line)
+
+        calls: Sequence[Call]
+        if isinstance(raw_calls, _Read):  # a long vector: each call made when asked for
+            call(0, raw_calls[0])  # a first call of the wrong shape is refused here
+            calls = read_lazily(raw_calls, lambda index, _line: call(index, raw_calls[index]))
+        else:
+            calls = tuple(call(index, raw) for index, raw in enumerate(raw_calls))
         tags = data["tags"]
         return cls(
             id=str(data["id"]),
@@ -158,7 +240,7 @@ class Vector:
             tags=tuple(tags) if isinstance(tags, list) else (),
             params=data["params"],
             seed=data["seed"],
-            calls=tuple(calls),
+            calls=calls,
             path=Path(path) if path is not None else None,
         )
 
@@ -225,7 +307,7 @@ class Document:
 
     path: Path | None
     data: Any = None
-    lines: list[bytes] | None = None
+    lines: Sequence[bytes] | None = None
     problems: list[VectorError] = field(default_factory=list)
     #: The file's bytes, kept only when there are no lines (to read the weights' literals).
     raw: bytes | None = field(default=None, repr=False)
@@ -284,28 +366,37 @@ def parse_document(raw: bytes, path: str | Path | None = None) -> Document:
     return document
 
 
-def _parse(raw: bytes) -> tuple[Any, list[bytes] | None]:
-    """The file's JSON, and its call lines when the layout allows reading it line by line."""
+def _parse(raw: bytes) -> tuple[Any, Sequence[bytes] | None]:
+    """The file's JSON, and its call lines when the layout allows reading it line by line.
+
+    A long vector's calls (more than :data:`LONG_VECTOR`) are each checked to be strict JSON
+    here, and then read from their lines again whenever they are used, never all held."""
     split = _split_lines(raw)
     if split is not None:
         head, lines = split
         try:
             data = decode_strict_file(head)
-            calls = [decode_strict_file(line, max_depth=MAX_DEPTH - 2) for line in lines]
+            calls: Sequence[Any]
+            if len(lines) > LONG_VECTOR:
+                objects = all(isinstance(_read_line(0, line), dict) for line in lines)
+                calls = read_lazily(lines, _read_line)
+            else:
+                calls = [_read_line(0, line) for line in lines]
+                objects = all(isinstance(call, dict) for call in calls)
         except DecodeError:
             pass  # the whole text's parse names the fault with its real position
         else:
-            if (
-                isinstance(data, dict)
-                and data.get("calls") == []
-                and all(isinstance(call, dict) for call in calls)
-            ):
+            if isinstance(data, dict) and data.get("calls") == [] and objects:
                 data["calls"] = calls
                 return data, lines
     return decode_strict_file(raw), None
 
 
-def _split_lines(raw: bytes) -> tuple[bytes, list[bytes]] | None:
+def _read_line(_index: int, line: bytes) -> Any:
+    return decode_strict_file(line, max_depth=MAX_DEPTH - 2)
+
+
+def _split_lines(raw: bytes) -> tuple[bytes, Lines] | None:
     """The text before the calls (closed as a document with no calls) and one line per call,
     if the calls array opens the last top-level member, holds one call per line and then
     closes the document. A JSON string cannot hold a raw newline, so each line then holds
@@ -313,16 +404,34 @@ def _split_lines(raw: bytes) -> tuple[bytes, list[bytes]] | None:
     start = raw.rfind(_CALLS_OPEN)
     if start < 0:
         return None
-    rows = raw[start + len(_CALLS_OPEN) :].split(b"\n")
-    while rows and not rows[-1].strip():
-        rows.pop()
-    if len(rows) < 3 or rows[-2].strip() != b"]" or rows[-1].strip() != b"}":
+    rows = Lines(raw)  # every row after the opening, blanks at the end dropped, each stripped
+    pos, end = start + len(_CALLS_OPEN), len(raw)
+    while pos <= end:
+        stop = raw.find(b"\n", pos)
+        if stop < 0:
+            stop = end
+        first, last = _stripped(raw, pos, stop)
+        rows.add(first, last)
+        pos = stop + 1
+    count = len(rows)
+    while count and not rows[count - 1]:
+        count -= 1
+    if count < 3 or rows[count - 2] != b"]" or rows[count - 1] != b"}":
         return None
-    lines = [row.strip() for row in rows[:-2]]
-    if not all(line.endswith(b",") for line in lines[:-1]) or lines[-1].endswith(b","):
-        return None
-    lines[:-1] = [line[:-1] for line in lines[:-1]]
+    lines = Lines(raw)
+    for index in range(count - 2):
+        line = rows[index]
+        if line.endswith(b",") != (index < count - 3):
+            return None
+        first, last = rows._spans[2 * index], rows._spans[2 * index + 1]
+        lines.add(first, last - 1 if index < count - 3 else last)
     return raw[:start] + b'"calls": []\n}\n', lines
+
+
+def _stripped(data: bytes, first: int, last: int) -> tuple[int, int]:
+    """``data[first:last]`` less the ASCII whitespace at either end, as offsets."""
+    row = data[first:last]
+    return first + len(row) - len(row.lstrip()), first + len(row.rstrip())
 
 
 def load_vector(path: str | Path) -> Vector:

@@ -25,6 +25,7 @@ class Prepared:
     """
 
     __slots__ = ("_bodies", "_requests")
+    _bodies: Sequence[bytes] | None
 
     def __init__(
         self,
@@ -36,7 +37,9 @@ class Prepared:
         if requests is None and bodies is None:
             raise ValueError("give requests or bodies")
         self._requests = tuple(requests) if requests is not None else None
-        self._bodies = tuple(bodies) if bodies is not None else None
+        # A list is the caller's to change, so it is copied; any other sequence (a long
+        # vector's bodies, made from its lines when asked for) is kept as it is.
+        self._bodies = tuple(bodies) if isinstance(bodies, list) else bodies
         both = self._requests is not None and self._bodies is not None
         if both and len(self._bodies or ()) != len(self._requests or ()):
             raise ValueError("one body per request")
@@ -52,7 +55,7 @@ class Prepared:
         return self._requests
 
     @property
-    def bodies(self) -> tuple[bytes, ...]:
+    def bodies(self) -> Sequence[bytes]:
         if self._bodies is None:
             self._bodies = tuple(encode_body(request) for request in self.requests)
         return self._bodies

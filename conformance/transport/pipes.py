@@ -22,6 +22,7 @@ import termios
 import threading
 import time
 from collections import deque
+from collections.abc import Iterable
 from typing import IO, Any
 
 from conformance.spec.text import capped
@@ -206,12 +207,14 @@ def settle(stderr: Any, tail: StderrTail, done: threading.Event, timeout: float)
         time.sleep(0.001)
 
 
-def write_loop(stdin: Any, writes: queue.SimpleQueue[bytes | None]) -> None:
-    """Feed stdin until told to stop (None) or the adapter stops reading."""
+def write_loop(stdin: Any, writes: queue.SimpleQueue[bytes | Iterable[bytes] | None]) -> None:
+    """Feed stdin until told to stop (None) or the adapter stops reading; a payload is bytes
+    or an iterable of pieces, each made only when the one before is written."""
     try:
         while (payload := writes.get()) is not None:
-            stdin.write(payload)
-            stdin.flush()
+            for piece in (payload,) if isinstance(payload, bytes) else payload:
+                stdin.write(piece)
+                stdin.flush()
     except (OSError, ValueError):
         pass  # the adapter is gone; the reader will see it
     finally:

@@ -38,7 +38,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from conformance.spec.errors import KitError
@@ -118,7 +118,7 @@ class Process:
         self._proc = proc
         assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
         self.stdout = proc.stdout
-        self._writes: queue.SimpleQueue[bytes | None] = queue.SimpleQueue()
+        self._writes: queue.SimpleQueue[bytes | Iterable[bytes] | None] = queue.SimpleQueue()
         self._stderr = pipes.StderrTail(STDERR_KEEP)
         self._stderr_done = threading.Event()
         #: Set once the leader has exited, its group and strays are dead and it is reaped.
@@ -135,8 +135,9 @@ class Process:
 
     # -- input -----------------------------------------------------------------------------
 
-    def write(self, data: bytes) -> None:
-        """Queue ``data`` for the adapter's stdin."""
+    def write(self, data: bytes | Iterable[bytes]) -> None:
+        """Queue ``data`` for the adapter's stdin: bytes, or pieces of bytes made as the
+        writer gets to them (in its thread), so that a long batch is never held whole."""
         self._writes.put(data)
 
     def close_input(self) -> None:

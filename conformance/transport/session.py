@@ -53,6 +53,11 @@ START_TIMEOUT = 10.0
 GRACE = 1.0
 #: The id of ``hello``: the first request to every process.
 HELLO_ID = 1
+#: A batch longer than this (a long vector) is written a piece of this many requests at a
+#: time, and with ``into`` its answers are handed over this many at a time.
+HAND_OVER = 4096
+#: Where :meth:`_Adapter.receive` hands answers over, in order, a list at a time.
+Take = Callable[[list[dict[str, Any]]], None]
 #: Failure kinds of :class:`AdapterFailure`.
 FAILURE_KINDS = ("crash", "timeout", "protocol")
 
@@ -200,6 +205,11 @@ def _small_error(error: Any) -> bool:
     return short and error.keys() <= {"kind", "message"}
 
 
+def _with_ids(first: int, bodies: Sequence[bytes]) -> bytes:
+    """The request lines of ``bodies``, ids from ``first`` spliced in (bodies lack the brace)."""
+    return b"".join(b'{"id":%d,%s' % (first + index, body) for index, body in enumerate(bodies))
+
+
 def _status_text(status: int | None) -> str:
     if status is None:
         return "still running"
@@ -223,7 +233,14 @@ class _Adapter:
     def send(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> Ticket:
         raise NotImplementedError
 
-    def receive(self, ticket: Ticket) -> list[dict[str, Any]]:
+    def receive(self, ticket: Ticket, into: Take | None = None) -> list[dict[str, Any]]:
+        """The answers to a batch sent with :meth:`send`, in order.
+
+        With ``into``, the answers are handed to it instead, in order, at most
+        :data:`HAND_OVER` at a time, and none is kept here (a long vector's answers are judged
+        as they come, never all held): the list returned is then empty, and an
+        :class:`AdapterFailure`'s ``answers`` are those not yet handed over.
+        """
         raise NotImplementedError
 
     def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
@@ -403,17 +420,20 @@ class AdapterProcess(_Adapter):
         if self.validate_protocol:
             self._ops[ticket.first] = tuple(str(r.get("op")) for r in prepared.requests)
         assert self._group is not None
-        self._group.write(
-            b"".join(
-                b'{"id":%d,%s' % (ticket.first + index, body)
-                for index, body in enumerate(prepared.bodies)
+        bodies = prepared.bodies
+        if len(bodies) <= HAND_OVER:
+            self._group.write(_with_ids(ticket.first, bodies))
+        else:  # a long vector: written a piece at a time as the adapter reads it
+            self._group.write(
+                _with_ids(ticket.first + start, bodies[start : start + HAND_OVER])
+                for start in range(0, len(bodies), HAND_OVER)
             )
-        )
         self._sent.append(ticket)
         return ticket
 
-    def receive(self, ticket: Ticket) -> list[dict[str, Any]]:
-        """The answers to a batch sent with :meth:`send` (see :meth:`exchange`)."""
+    def receive(self, ticket: Ticket, into: Take | None = None) -> list[dict[str, Any]]:
+        """The answers to a batch sent with :meth:`send` (see :meth:`exchange`); with
+        ``into``, see :meth:`_Adapter.receive`."""
         if not self._sent or self._sent[0] != ticket:
             raise RuntimeError("receive batches in the order they were sent")
         self._sent.popleft()
@@ -421,6 +441,9 @@ class AdapterProcess(_Adapter):
         answers: list[dict[str, Any]] = []
         ops = self._ops.pop(ticket.first, ())
         for index in range(ticket.count):
+            if into is not None and len(answers) == HAND_OVER:
+                into(answers)
+                answers = []
             line = self._next_line(index, answers)
             if not ops and line == b'{"id":%d,"ok":true}\n' % (ticket.first + index):
                 answers.append({"id": ticket.first + index, "ok": True})  # most answers:
@@ -429,6 +452,9 @@ class AdapterProcess(_Adapter):
             if ops:
                 self._check_schema(answer, ops[index], index, answers)
             answers.append(_bounded(answer))
+        if into is not None:
+            into(answers)
+            return []
         return answers
 
     def _check_schema(
@@ -716,12 +742,15 @@ class InProcessAdapter(_Adapter):
         self._outcomes.append((ticket, outcome))
         return ticket
 
-    def receive(self, ticket: Ticket) -> list[dict[str, Any]]:
+    def receive(self, ticket: Ticket, into: Take | None = None) -> list[dict[str, Any]]:
         if not self._outcomes or self._outcomes[0][0] != ticket:
             raise RuntimeError("receive batches in the order they were sent")
         _, outcome = self._outcomes.popleft()
         if isinstance(outcome, AdapterFailure):
             raise outcome
+        if into is not None:
+            into(outcome)
+            return []
         return outcome
 
 

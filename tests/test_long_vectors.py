@@ -1,0 +1,265 @@
+"""Long vectors (more than ``LONG_VECTOR`` calls, a recorded trace, say) are held as their
+file's lines and judged as their answers come, never all held: the same requests, the same
+verdicts, the same problems as a short vector read whole.
+
+The expectations come from outside the code under test: the file's calls as the standard
+library's ``json`` reads them, the reference's own answers, and the same file read the way a
+short vector is (``LONG_VECTOR`` raised above its length).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import random
+import tracemalloc
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conformance.adapter.server import Session
+from conformance.judge import checker
+from conformance.judge.outcomes import answer_outcomes
+from conformance.policy.reference import float32_literal
+from conformance.runner import run as runner
+from conformance.suite import stream, validation
+from conformance.suite import vectors as vectors_module
+from conformance.suite.stream import SuiteEntry, read_for_run
+from conformance.suite.vectors import LONG_VECTOR, Call, Vector, load_vector
+from conformance.transport.session import HAND_OVER, AdapterProcess, InProcessAdapter
+from tests.support.runner_support import REFERENCE_ARGV
+
+PARAMS = {"budget": 4, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
+WEIGHTS = [float32_literal(x / 97) for x in range(1, 97)]
+CALLS = LONG_VECTOR + 1_001
+
+
+def long_calls(count: int = CALLS) -> list[dict[str, Any]]:
+    """A ``new``, then steps and evicts, each evict's expectation the reference's answer."""
+    session = Session()
+    calls: list[dict[str, Any]] = [{"op": "new", "params": PARAMS, "seed": 0}]
+    session.handle({"id": 0, **calls[0]})
+    kept = pos = 0
+    while len(calls) < count:
+        attn = [WEIGHTS[(pos * 7 + i) % len(WEIGHTS)] for i in range(kept)] if pos else None
+        step = {"op": "step", "pos": pos, "attn": attn}
+        assert session.handle({"id": 0, **step})["ok"]
+        calls.append(step)
+        kept += 1
+        if len(calls) < count:
+            victims = session.handle({"id": 0, "op": "evict"})["victims"]
+            calls.append({"op": "evict", "expect": {"victims": victims}})
+            kept -= len(victims)
+        pos += 1
+    return calls
+
+
+def write(path: Path, calls: Sequence[dict[str, Any]], vector_id: str = "memory/long") -> Path:
+    """``calls`` as a vector file in the canonical layout, written here by hand."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    head = {
+        "format": "snapkv-vector/1",
+        "id": vector_id,
+        "description": "A long stream. Catches: nothing in particular.",
+        "tags": ["ring"],
+        "params": PARAMS,
+        "seed": 0,
+    }
+    lines = [f"  {json.dumps(k)}: {json.dumps(v, separators=(',', ':'))}," for k, v in head.items()]
+    body = ",\n".join("    " + json.dumps(c, separators=(",", ":")) for c in calls)
+    path.write_text("{\n" + "\n".join(lines) + '\n  "calls": [\n' + body + "\n  ]\n}\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def long_file(tmp_path_factory) -> Path:
+    return write(tmp_path_factory.mktemp("long") / "memory" / "long.json", long_calls())
+
+
+def test_a_long_vector_is_held_as_its_lines_and_reads_as_json_reads_it(long_file):
+    read = read_for_run(SuiteEntry("memory/long", long_file))
+    written = json.loads(long_file.read_text())["calls"]
+    assert len(written) == CALLS
+    assert not isinstance(read.vector.calls, tuple)  # lines, not parsed calls
+    assert len(read.vector.calls) == len(read.prepared) == CALLS
+    for index in (0, 1, 2, LONG_VECTOR, CALLS - 2, CALLS - 1, -1):
+        call, raw = read.vector.calls[index], written[index]
+        assert call.op == raw["op"] and call.expect == raw.get("expect")
+        assert call.request.get("pos") == raw.get("pos")
+        sent = json.loads(b"{" + read.prepared.bodies[index])
+        assert sent == {key: value for key, value in raw.items() if key != "expect"}
+    with pytest.raises(IndexError):
+        read.vector.calls[CALLS]
+    assert [call.op for call in read.vector.calls[5:9]] == [c["op"] for c in written[5:9]]
+
+
+@pytest.mark.parametrize("adapter", ["process", "in-process"])
+def test_a_long_vector_passes_a_correct_adapter(long_file, adapter):
+    entry = stream.plan_suite([long_file.parent.parent]).vectors
+    if adapter == "process":
+        result = runner.run_suite(entry, REFERENCE_ARGV, timeout=60.0)
+    else:
+        result = runner.run_suite(entry, adapter_factory=InProcessAdapter)
+    (outcome,) = result.results
+    assert outcome.passed, outcome.describe()
+
+
+def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
+    """A wrong expectation late in a long vector: the reference "fails" exactly there, and the
+    outcomes triage compares are the reference's own answers, one per call."""
+    calls = long_calls()
+    late = max(i for i, c in enumerate(calls) if c["op"] == "evict" and c["expect"]["victims"])
+    right = calls[late]["expect"]["victims"]
+    calls[late] = {"op": "evict", "expect": {"victims": [right[0] + 1]}}
+    path = write(tmp_path / "suite" / "memory" / "long.json", calls)
+    entries = stream.plan_suite([tmp_path / "suite"]).vectors
+    (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
+    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert outcome.actual == right
+    whole = load_vector(path)
+    session = Session()
+    replies = [session.handle({"id": i, **c.request}) for i, c in enumerate(whole.calls)]
+    assert outcome.answers == answer_outcomes(whole, replies)
+
+
+def small_vector(calls: list[dict[str, Any]]) -> Vector:
+    made = tuple(
+        Call({k: v for k, v in c.items() if k != "expect"}, c.get("expect")) for c in calls
+    )
+    return Vector("memory/short", "", ("ring",), PARAMS, 0, made)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    cuts=st.lists(st.integers(0, 60), max_size=6),
+    wrong=st.one_of(st.none(), st.integers(1, 59)),
+    cut_short=st.one_of(st.none(), st.integers(0, 60)),
+    hold=st.integers(1, 70),
+)
+def test_judging_in_batches_is_judging_at_once(cuts, wrong, cut_short, hold):
+    """However the answers are split, and whether they are held or kept as outcomes, the
+    verdict (evidence and outcomes included) is the one for all the answers at once."""
+    calls = long_calls(60)
+    session = Session()
+    answers = [session.handle({"id": i, **c}) for i, c in enumerate(calls)]
+    if wrong is not None:  # a wrong answer to one call
+        answers[wrong] = (
+            {"id": wrong, "ok": True, "victims": [10**6]}
+            if calls[wrong]["op"] == "evict"
+            else {"id": wrong, "ok": False, "error": {"kind": "bad-request", "message": "no"}}
+        )
+    if cut_short is not None:
+        answers = answers[:cut_short]
+    vector = small_vector(calls)
+    with held_at_most(10**9):
+        expected = checker.judge(vector, answers)
+    with held_at_most(hold):
+        judging = checker.Judging(vector)
+        bounds = sorted({0, len(answers), *(min(c, len(answers)) for c in cuts)})
+        for start, end in itertools.pairwise(bounds):
+            judging.feed(answers[start:end])
+        got = judging.verdict()
+    assert got == expected and got.answers == expected.answers
+    if not expected.passed:
+        assert expected.answers == answer_outcomes(vector, answers)
+
+
+@contextlib.contextmanager
+def held_at_most(value: int) -> Iterator[None]:
+    """Judging keeps at most ``value`` answers as they are (then outcomes only)."""
+    original = checker.Judging.HOLD
+    checker.Judging.HOLD = value
+    try:
+        yield
+    finally:
+        checker.Judging.HOLD = original
+
+
+def test_answers_are_handed_over_in_bounded_batches(long_file):
+    read = read_for_run(SuiteEntry("memory/long", long_file))
+    sizes: list[int] = []
+    with AdapterProcess(REFERENCE_ARGV, timeout=60.0) as adapter:
+        ticket = adapter.send(read.prepared)
+        assert adapter.receive(ticket, into=lambda got: sizes.append(len(got))) == []
+    assert sum(sizes) == CALLS
+    assert max(sizes) == HAND_OVER and all(0 < size <= HAND_OVER for size in sizes)
+
+
+def test_a_longer_vector_costs_the_runner_about_its_extra_bytes(long_file, tmp_path):
+    """What running a long vector holds grows with its file's bytes, not with its calls and
+    answers parsed: from 11,001 to 27,001 calls the runner's peak (traced, in this process)
+    grows by less than three times the file's growth. Held parsed, it grew twelvefold."""
+
+    def peak(path: Path) -> int:
+        entries = stream.plan_suite([path.parent.parent]).vectors
+        tracemalloc.start()
+        try:
+            (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
+            _, traced = tracemalloc.get_traced_memory()
+        finally:
+            tracemalloc.stop()
+        assert outcome.passed
+        return traced
+
+    longer = write(tmp_path / "suite" / "memory" / "long.json", long_calls(27_001))
+    peak(long_file)  # the first run loads what any run loads
+    grown = peak(longer) - peak(long_file)
+    extra = longer.stat().st_size - long_file.stat().st_size
+    assert grown < 3 * extra, (grown, extra)
+
+
+@pytest.mark.parametrize(
+    ("where", "mangle"),
+    [
+        ("schema", lambda c: {**c, "pos": -1} if c["op"] == "step" else c),
+        (
+            "replay",
+            lambda c: {"op": "evict", "expect": {"victims": []}} if c["op"] == "evict" else c,
+        ),
+        ("rules", lambda c: {**c, "attn": [0.1]} if c["op"] == "step" and c["attn"] else c),
+    ],
+)
+def test_a_long_vector_validates_as_a_short_one_would(tmp_path, monkeypatch, where, mangle):
+    """validate reports the same problems, pointer for pointer, whether the vector is held as
+    its lines (long) or parsed whole (as a short vector is)."""
+    calls = long_calls()
+    late = CALLS - 3
+    while mangle(calls[late]) == calls[late]:
+        late -= 1
+    calls[late] = mangle(calls[late])
+    path = write(tmp_path / "memory" / "long.json", calls)
+    lazily = validation.check_file(path)[1]
+    monkeypatch.setattr(vectors_module, "LONG_VECTOR", 10**9)
+    monkeypatch.setattr(validation, "LONG_VECTOR", 10**9)
+    whole = validation.check_file(path)[1]
+    assert [str(p) for p in lazily] == [str(p) for p in whole]
+    assert lazily and all(f"/calls/{late}" in str(p) for p in lazily[:1]), lazily
+
+
+def test_a_long_vector_with_a_line_that_is_not_strict_json_is_named(tmp_path):
+    calls = long_calls()
+    path = write(tmp_path / "memory" / "long.json", calls)
+    lines = path.read_text().split("\n")
+    index = next(i for i in range(len(lines) - 10, 0, -1) if '"op":"step"' in lines[i])
+    lines[index] = lines[index].replace('"attn":[', '"attn":[NaN,', 1)
+    path.write_text("\n".join(lines))
+    _, problems = validation.check_file(path)
+    assert len(problems) == 1 and "not valid JSON" in str(problems[0])
+
+
+def test_random_long_vectors_round_trip_through_the_loader(tmp_path):
+    rng = random.Random(7)
+    calls = long_calls()
+    path = write(tmp_path / "memory" / "long.json", calls)
+    vector = load_vector(path)
+    assert not isinstance(vector.calls, tuple) and len(vector.calls) == CALLS
+    for index in rng.sample(range(CALLS), 50):
+        call = vector.calls[index]
+        raw = calls[index]
+        assert dict(call.request) == {k: v for k, v in raw.items() if k != "expect"}
+        assert call.expect == raw.get("expect")
