@@ -202,6 +202,7 @@ def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
     begin, end = start + len(_CALLS_OPEN) + 2, len(data) - len(_CALLS_CLOSE)
     count = data.count(b"\n", begin, end) + 1 if begin < end else 0
     held = Lines(data) if count > LONG_VECTOR else None
+    steps = bytearray()  # of a long vector: whether each call is a step read by _STEP alone
     calls: list[Call] = []
     bodies: list[bytes] = []
     broken = False
@@ -219,6 +220,7 @@ def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
                 bodies.append(read[1])
             else:
                 held.add(first, last)
+                steps.append(read[2] is _STEP_SHOWN)
             yield read[2]
 
     # The loader's schema check, the weights aside: a step's is checked by _ATTN to be a JSON
@@ -232,8 +234,9 @@ def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
         raise problems[0]
     vector = Vector.from_json({**header, "calls": []}, path)
     if held is not None:  # each call and body read from its line when asked for
-        vector = dataclasses.replace(vector, calls=read_lazily(held, _call_of))
-        return RunnableVector(vector, Prepared(None, read_lazily(held, _body_of)))
+        lazily = _Again(steps)
+        vector = dataclasses.replace(vector, calls=read_lazily(held, lazily.call))
+        return RunnableVector(vector, Prepared(None, read_lazily(held, lazily.body)))
     vector = dataclasses.replace(vector, calls=tuple(calls))
     return RunnableVector(vector, Prepared(None, bodies))
 
@@ -260,16 +263,29 @@ def _call_spans(data: bytes, begin: int, end: int, count: int) -> Iterator[tuple
         pos = stop + 1
 
 
-def _call_of(_index: int, line: bytes) -> Call:
-    read = _read_call(line)
-    assert read is not None  # read once already, when the file was
-    return read[0]
+class _Again:
+    """A long vector's call or body read again from its line, as :func:`_read_call` read it
+    the first time; a step it read by :data:`_STEP` alone (nearly every call) is known not to
+    need its weights checked again."""
 
+    def __init__(self, steps: bytearray) -> None:
+        self.steps = steps
 
-def _body_of(_index: int, line: bytes) -> bytes:
-    read = _read_call(line)
-    assert read is not None
-    return read[1]
+    def call(self, index: int, line: bytes) -> Call:
+        if self.steps[index]:
+            step = _STEP.match(line)
+            assert step is not None
+            return Call({"op": "step", "pos": int(step.group(1))})
+        read = _read_call(line)
+        assert read is not None  # read once already, when the file was
+        return read[0]
+
+    def body(self, index: int, line: bytes) -> bytes:
+        if self.steps[index]:
+            return line[1:] + b"\n"
+        read = _read_call(line)
+        assert read is not None
+        return read[1]
 
 
 def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:

@@ -58,7 +58,6 @@ from conformance.suite.checks import (
 )
 from conformance.suite.vectors import (
     DOUBLE_ROUNDING,
-    LONG_VECTOR,
     Document,
     IdRegistry,
     Vector,
@@ -68,6 +67,9 @@ from conformance.suite.vectors import (
 )
 
 PolicyFactory = Callable[[Mapping[str, Any], int], Any]
+#: How many calls a replay holds at once, requests and answers (a long vector's weights, read
+#: as floats, take several times their text).
+REPLAY_BATCH = 1024
 
 
 # -- JSON reading ---------------------------------------------------------------------------
@@ -194,40 +196,48 @@ def rule_problems(
             "a vector whose new is refused must have no other call: after a refused new, "
             "the adapter still holds the previous vector's policy",
         )
-    integer_fields = [("/params", data["params"]), ("/seed", data["seed"])]
-    for index, call in enumerate(calls):
-        for name in ("params", "seed", "pos"):
-            if name in call:
-                integer_fields.append((f"/calls/{index}/{name}", call[name]))
-    for pointer, value in integer_fields:
-        for where in _integral_floats(value, pointer):
-            problem(
-                where,
-                "an integral value written with a fraction or exponent; write it as an integer "
-                "(ports may read 4.0 either way, SPEC.md §2.1)",
-            )
+    integral = [
+        where
+        for pointer in ("params", "seed")
+        for where in _integral_floats(data[pointer], f"/{pointer}")
+    ]
+    weights: list[tuple[str, str]] = []
     literal_data: list[Any] = []
     # A double-rounding vector's weights are chosen for how their decimals round: any number
     # goes, and the replay checks that the reference accepts it.
-    judged = [] if DOUBLE_ROUNDING in data["tags"] else calls
-    for index, call in enumerate(judged):
-        if call["op"] != "step" or "expect" in call or not isinstance(call["attn"], list):
+    weighed = DOUBLE_ROUNDING not in data["tags"]
+    # One pass over the calls (a long vector's are read from its lines on each pass).
+    for index, call in enumerate(calls):
+        for name in ("params", "seed", "pos"):
+            if name in call:
+                integral.extend(_integral_floats(call[name], f"/calls/{index}/{name}"))
+        if not weighed or call["op"] != "step" or "expect" in call:
+            continue
+        if not isinstance(call["attn"], list):
             continue
         line = lines[index] if lines is not None else None
         if _exact_in_bulk(call["attn"], line):
             continue
         if line is not None:
-            weights = decode_strict_file(line, parse_float=FloatLiteral)["attn"]
+            written = decode_strict_file(line, parse_float=FloatLiteral)["attn"]
         elif literal is not None:
             if not literal_data:
                 literal_data.append(literal())
-            weights = literal_data[0]["calls"][index]["attn"]
+            written = literal_data[0]["calls"][index]["attn"]
         else:
-            weights = call["attn"]
-        for position, weight in enumerate(weights):
+            written = call["attn"]
+        for position, weight in enumerate(written):
             reason = weight_problem(weight)
             if reason:
-                problem(f"/calls/{index}/attn/{position}", reason)
+                weights.append((f"/calls/{index}/attn/{position}", reason))
+    for where in integral:
+        problem(
+            where,
+            "an integral value written with a fraction or exponent; write it as an integer "
+            "(ports may read 4.0 either way, SPEC.md §2.1)",
+        )
+    for where, reason in weights:
+        problem(where, reason)
     return problems
 
 
@@ -271,8 +281,8 @@ def replay_problems(
     problems = []
     session = Session(factory)
     # A batch at a time: a long vector's requests and answers are never all held.
-    for start in range(0, len(vector.calls), LONG_VECTOR):
-        calls = vector.calls[start : start + LONG_VECTOR]
+    for start in range(0, len(vector.calls), REPLAY_BATCH):
+        calls = vector.calls[start : start + REPLAY_BATCH]
         responses = replay([call.request for call in calls], session=session)
         for index, (call, response) in enumerate(zip(calls, responses, strict=True), start):
             reason = _mismatch(call.op, call.expect, response)

@@ -230,7 +230,7 @@ class Vector:
         calls: Sequence[Call]
         if isinstance(raw_calls, _Read):  # a long vector: each call made when asked for
             call(0, raw_calls[0])  # a first call of the wrong shape is refused here
-            calls = read_lazily(raw_calls, lambda index, _line: call(index, raw_calls[index]))
+            calls = read_lazily(raw_calls, call)
         else:
             calls = tuple(call(index, raw) for index, raw in enumerate(raw_calls))
         tags = data["tags"]
@@ -362,24 +362,32 @@ def parse_document(raw: bytes, path: str | Path | None = None) -> Document:
     # Here: the schema check loads jsonschema, only when a file is read this way.
     from conformance.spec.schemas import schema_problems
 
-    document.problems = schema_problems(document.data, path)
+    try:
+        document.problems = schema_problems(document.data, path)
+    except DecodeError:  # a long vector's line: the whole text's parse names the fault's place
+        try:
+            document.data, document.lines, document.raw = decode_strict_file(raw), None, raw
+        except DecodeError as error:
+            document.problems = [VectorError(path, "", f"not valid JSON: {error}")]
+            return document
+        document.problems = schema_problems(document.data, path)
     return document
 
 
 def _parse(raw: bytes) -> tuple[Any, Sequence[bytes] | None]:
     """The file's JSON, and its call lines when the layout allows reading it line by line.
 
-    A long vector's calls (more than :data:`LONG_VECTOR`) are each checked to be strict JSON
-    here, and then read from their lines again whenever they are used, never all held."""
+    A long vector's calls (more than :data:`LONG_VECTOR`) are read from their lines whenever
+    they are used, never all held; the schema's pass over them (:func:`parse_document`) is the
+    first, and finds a line that is not strict JSON."""
     split = _split_lines(raw)
     if split is not None:
         head, lines = split
         try:
             data = decode_strict_file(head)
             calls: Sequence[Any]
-            if len(lines) > LONG_VECTOR:
-                objects = all(isinstance(_read_line(0, line), dict) for line in lines)
-                calls = read_lazily(lines, _read_line)
+            if len(lines) > LONG_VECTOR:  # each line checked by the schema's pass over them
+                calls, objects = read_lazily(lines, _read_line), True
             else:
                 calls = [_read_line(0, line) for line in lines]
                 objects = all(isinstance(call, dict) for call in calls)

@@ -53,9 +53,11 @@ START_TIMEOUT = 10.0
 GRACE = 1.0
 #: The id of ``hello``: the first request to every process.
 HELLO_ID = 1
-#: A batch longer than this (a long vector) is written a piece of this many requests at a
-#: time, and with ``into`` its answers are handed over this many at a time.
+#: A batch of more requests than this (a long vector) is written a piece of about
+#: :data:`PIECE` bytes at a time, and with ``into`` its answers are handed over this many at a
+#: time.
 HAND_OVER = 4096
+PIECE = 1 << 20
 #: Where :meth:`_Adapter.receive` hands answers over, in order, a list at a time.
 Take = Callable[[list[dict[str, Any]]], None]
 #: Failure kinds of :class:`AdapterFailure`.
@@ -203,6 +205,22 @@ def _small_error(error: Any) -> bool:
     message = error.get("message")
     short = not isinstance(message, str) or len(message) <= KEEP_TEXT
     return short and error.keys() <= {"kind", "message"}
+
+
+def _pieces(first: int, bodies: Sequence[bytes]) -> Iterator[bytes]:
+    """The request lines of ``bodies`` (see :func:`_with_ids`), about :data:`PIECE` bytes at a
+    time, each made when the writer asks for it."""
+    piece: list[bytes] = []
+    size = 0
+    for index in range(len(bodies)):
+        line = b'{"id":%d,%s' % (first + index, bodies[index])
+        piece.append(line)
+        size += len(line)
+        if size >= PIECE:
+            yield b"".join(piece)
+            piece, size = [], 0
+    if piece:
+        yield b"".join(piece)
 
 
 def _with_ids(first: int, bodies: Sequence[bytes]) -> bytes:
@@ -424,10 +442,7 @@ class AdapterProcess(_Adapter):
         if len(bodies) <= HAND_OVER:
             self._group.write(_with_ids(ticket.first, bodies))
         else:  # a long vector: written a piece at a time as the adapter reads it
-            self._group.write(
-                _with_ids(ticket.first + start, bodies[start : start + HAND_OVER])
-                for start in range(0, len(bodies), HAND_OVER)
-            )
+            self._group.write(_pieces(ticket.first, bodies))
         self._sent.append(ticket)
         return ticket
 
