@@ -6,15 +6,20 @@ fault, so each test shows one verdict and nothing else.
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import itertools
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conformance import mutants
 from conformance.adapter.server import Session
 from conformance.explain import diagnosis
-from conformance.judge import checker
+from conformance.judge import checker, outcomes
 from conformance.policy.reference import SnapKV, float32_literal
 from conformance.spec.text import catches_of
 from conformance.suite.vectors import Vector
@@ -418,3 +423,60 @@ def test_a_failure_names_what_the_vector_catches(vector, answers):
 
 def test_catches_is_empty_for_a_description_without_the_marker():
     assert catches_of("Pins something, names nothing.") == ""
+
+
+# -- judging as the answers come ------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def held_at_most(count: int) -> Iterator[None]:
+    """Judging keeps at most ``count`` answers as they are, then their outcomes only."""
+    original = checker.Judging.HOLD
+    checker.Judging.HOLD = count
+    try:
+        yield
+    finally:
+        checker.Judging.HOLD = original
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    cuts=st.lists(st.integers(0, 48), max_size=6),
+    wrong=st.one_of(st.none(), st.integers(1, 44)),
+    cut_short=st.one_of(st.none(), st.integers(0, 44)),
+    extra=st.integers(0, 2),
+    failure=st.sampled_from([None, "crash", "protocol"]),
+    hold=st.integers(1, 50),
+)
+def test_judging_in_batches_is_judging_at_once(cuts, wrong, cut_short, extra, failure, hold):
+    """SPEC.md §4.2: a vector's verdict is its first wrong answer's, however the answers
+    arrive. Fed in any batches, held whole or kept as outcomes past ``HOLD``, the verdict
+    (its call, evidence and outcomes) is the one judging all the answers at once gives, and a
+    failing verdict's outcomes are each answer's own (``answer_outcomes``)."""
+    vector = workload("checker/batches", params(4, 2, 3, 3), range(0, 60, 2), seed=3, evict_every=2)
+    answers = answers_of(vector)
+    assert len(answers) == len(vector.calls) > 45
+    if wrong is not None:  # a wrong answer to one call
+        answers[wrong] = (
+            {"id": wrong, "ok": True, "victims": [10**6]}
+            if vector.calls[wrong].op == "evict"
+            else {"id": wrong, "ok": False, "error": {"kind": "invalid-position", "message": ""}}
+        )
+    if cut_short is not None:
+        answers = answers[:cut_short]
+    answers += [{"id": 99, "ok": True}] * extra  # answered more often than asked
+    cut = None
+    if failure is not None and len(answers) < len(vector.calls):
+        cut = AdapterFailure(failure, len(answers), "the adapter stopped", answers=[])
+    with held_at_most(10**9):
+        expected = checker.judge(vector, answers, failure=cut)
+    with held_at_most(hold):
+        judging = checker.Judging(vector)
+        bounds = sorted({0, len(answers), *(min(c, len(answers)) for c in cuts)})
+        for start, end in itertools.pairwise(bounds):
+            judging.feed(answers[start:end])
+        got = judging.verdict(cut)
+    assert got == expected and got.answers == expected.answers
+    if not expected.passed:
+        kind = cut.kind if cut is not None else None
+        assert expected.answers == outcomes.answer_outcomes(vector, answers, kind)

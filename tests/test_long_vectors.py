@@ -9,18 +9,14 @@ short vector is (``LONG_VECTOR`` raised above its length).
 
 from __future__ import annotations
 
-import contextlib
-import itertools
 import json
 import random
 import tracemalloc
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
-from hypothesis import strategies as st
 
 from conformance.adapter.server import Session
 from conformance.judge import checker
@@ -30,7 +26,7 @@ from conformance.runner import run as runner
 from conformance.suite import stream, validation
 from conformance.suite import vectors as vectors_module
 from conformance.suite.stream import SuiteEntry, read_for_run
-from conformance.suite.vectors import LONG_VECTOR, Call, Vector, load_vector
+from conformance.suite.vectors import LONG_VECTOR, load_vector
 from conformance.transport.session import HAND_OVER, AdapterProcess, InProcessAdapter
 from tests.support.runner_support import REFERENCE_ARGV
 
@@ -144,59 +140,6 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     session = Session()
     replies = [session.handle({"id": i, **c.request}) for i, c in enumerate(whole.calls)]
     assert outcome.answers == answer_outcomes(whole, replies)
-
-
-def small_vector(calls: list[dict[str, Any]]) -> Vector:
-    made = tuple(
-        Call({k: v for k, v in c.items() if k != "expect"}, c.get("expect")) for c in calls
-    )
-    return Vector("memory/short", "", ("ring",), PARAMS, 0, made)
-
-
-@settings(max_examples=40, deadline=None)
-@given(
-    cuts=st.lists(st.integers(0, 60), max_size=6),
-    wrong=st.one_of(st.none(), st.integers(1, 59)),
-    cut_short=st.one_of(st.none(), st.integers(0, 60)),
-    hold=st.integers(1, 70),
-)
-def test_judging_in_batches_is_judging_at_once(cuts, wrong, cut_short, hold):
-    """However the answers are split, and whether they are held or kept as outcomes, the
-    verdict (evidence and outcomes included) is the one for all the answers at once."""
-    calls = long_calls(60)
-    session = Session()
-    answers = [session.handle({"id": i, **c}) for i, c in enumerate(calls)]
-    if wrong is not None:  # a wrong answer to one call
-        answers[wrong] = (
-            {"id": wrong, "ok": True, "victims": [10**6]}
-            if calls[wrong]["op"] == "evict"
-            else {"id": wrong, "ok": False, "error": {"kind": "bad-request", "message": "no"}}
-        )
-    if cut_short is not None:
-        answers = answers[:cut_short]
-    vector = small_vector(calls)
-    with held_at_most(10**9):
-        expected = checker.judge(vector, answers)
-    with held_at_most(hold):
-        judging = checker.Judging(vector)
-        bounds = sorted({0, len(answers), *(min(c, len(answers)) for c in cuts)})
-        for start, end in itertools.pairwise(bounds):
-            judging.feed(answers[start:end])
-        got = judging.verdict()
-    assert got == expected and got.answers == expected.answers
-    if not expected.passed:
-        assert expected.answers == answer_outcomes(vector, answers)
-
-
-@contextlib.contextmanager
-def held_at_most(value: int) -> Iterator[None]:
-    """Judging keeps at most ``value`` answers as they are (then outcomes only)."""
-    original = checker.Judging.HOLD
-    checker.Judging.HOLD = value
-    try:
-        yield
-    finally:
-        checker.Judging.HOLD = original
 
 
 def test_answers_are_handed_over_in_bounded_batches(long_file):
