@@ -54,6 +54,13 @@ class Prepared:
             self._requests = tuple(decode(b"{" + body) for body in self._bodies)
         return self._requests
 
+    def ops(self) -> tuple[str, ...]:
+        """Each request's ``op`` (as text), without keeping the decoded requests."""
+        if self._requests is not None:
+            return tuple(str(request.get("op")) for request in self._requests)
+        assert self._bodies is not None
+        return tuple(str(decode(b"{" + body).get("op")) for body in self._bodies)
+
     @property
     def bodies(self) -> Sequence[bytes]:
         if self._bodies is None:

@@ -436,7 +436,7 @@ class AdapterProcess(_Adapter):
         ticket = Ticket(self._next_id, len(prepared))
         self._next_id += len(prepared)
         if self.validate_protocol:
-            self._ops[ticket.first] = tuple(str(r.get("op")) for r in prepared.requests)
+            self._ops[ticket.first] = prepared.ops()
         assert self._group is not None
         bodies = prepared.bodies
         if len(bodies) <= HAND_OVER:
