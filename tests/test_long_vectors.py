@@ -224,3 +224,12 @@ def test_random_long_vectors_round_trip_through_the_loader(tmp_path):
         raw = calls[index]
         assert dict(call.request) == {k: v for k, v in raw.items() if k != "expect"}
         assert call.expect == raw.get("expect")
+
+
+def test_a_long_vector_read_again_for_triage_is_held_as_its_lines(long_file):
+    """Triage and diagnosis read a failing vector again (SuiteEntry.reload): a long one as its
+    lines, not parsed whole."""
+    again = SuiteEntry("memory/long", long_file).reload()
+    assert not isinstance(again.calls, tuple) and len(again.calls) == CALLS
+    written = json.loads(long_file.read_text())["calls"]
+    assert dict(again.calls[-1].request) == {k: v for k, v in written[-1].items() if k != "expect"}
