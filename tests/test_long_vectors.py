@@ -19,6 +19,7 @@ from typing import Any
 import pytest
 
 from conformance.adapter.server import Session
+from conformance.explain import diagnosis
 from conformance.judge import checker
 from conformance.judge.outcomes import answer_outcomes
 from conformance.policy.reference import float32_literal
@@ -136,6 +137,7 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
     assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
     assert outcome.actual == right
+    assert "equal the reference's at every kept position" in (outcome.diagnosis or "")
     whole = load_vector(path)
     session = Session()
     replies = [session.handle({"id": i, **c.request}) for i, c in enumerate(whole.calls)]
@@ -233,3 +235,22 @@ def test_a_long_vector_read_again_for_triage_is_held_as_its_lines(long_file):
     assert not isinstance(again.calls, tuple) and len(again.calls) == CALLS
     written = json.loads(long_file.read_text())["calls"]
     assert dict(again.calls[-1].request) == {k: v for k, v in written[-1].items() if k != "expect"}
+
+
+def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch):
+    """A wrong evict deeper than a diagnosis replays gets a verdict and a diagnosis that says
+    why there is no scores comparison, not hours of replay."""
+    calls = long_calls(3_001)
+    late = max(i for i, c in enumerate(calls) if c["op"] == "evict" and c["expect"]["victims"])
+    right = calls[late]["expect"]["victims"]
+    calls[late] = {"op": "evict", "expect": {"victims": [right[0] + 1]}}
+    write(tmp_path / "suite" / "memory" / "long.json", calls)
+    monkeypatch.setattr(diagnosis, "MAX_REPLAY", 1_000)
+    entries = stream.plan_suite([tmp_path / "suite"]).vectors
+    (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
+    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert outcome.diagnosis == (
+        f"no scores diagnosis: the failing evict is call {late:,}, and a diagnosis replays at "
+        "most 1,000 calls; to compare the scores, replay the vector up to that call with a "
+        "scores request before it (SPEC.md §3.3)"
+    )

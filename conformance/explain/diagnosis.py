@@ -59,6 +59,22 @@ class Diagnosis(str):
         return made
 
 
+#: The most calls a scores diagnosis replays (on the adapter, then on the reference), so that
+#: a failure deep in a recorded trace of millions of calls costs bounded time and memory.
+MAX_REPLAY = 100_000
+
+
+def beyond_replay(call_index: int) -> str | None:
+    """Why a wrong evict at ``call_index`` gets no scores diagnosis, if it is too far in."""
+    if call_index < MAX_REPLAY:
+        return None
+    return (
+        f"no scores diagnosis: the failing evict is call {call_index:,}, and a diagnosis "
+        f"replays at most {MAX_REPLAY:,} calls; to compare the scores, replay the vector up to "
+        "that call with a scores request before it (SPEC.md §3.3)"
+    )
+
+
 def wants_diagnosis(result: Verdict | VectorResult) -> bool:
     """True for a failure that a scores replay can explain: wrong victims, or victims that
     break an invariant while being a list of integers. A malformed answer is the finding

@@ -317,6 +317,9 @@ class Window:
         """The diagnosis text and where the port first diverged (None if not found)."""
         call_index = held.verdict.call_index
         assert call_index is not None
+        too_far = diagnosis.beyond_replay(call_index)
+        if too_far is not None:
+            return too_far, None
         try:
             vector = held.job.whole()
         except (OSError, ValueError) as error:
