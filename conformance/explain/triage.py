@@ -568,6 +568,7 @@ class _Engine:
         # Where a combination first answered otherwise than the port, per vector replayed: a
         # screen's replays are not repeated when the same combination is replayed in full.
         self._diverged: dict[tuple[tuple[int, ...], str], int | None] = {}
+        self._policies: dict[tuple[int, ...], type | None] = {}
         self._order: list[_Run] | None = None
         self.singles = [self._single(index, mutant) for index, mutant in enumerate(pool)]
 
@@ -785,25 +786,27 @@ class _Engine:
         it; one that several touch is not counted (it needs a replay)."""
 
         parts = self._parts(indices)
-        if compose([single.mutant for single in parts]) is None:
+        if self._policy(indices) is None:
             return None
         self.combinations += 1
-        explained, firsts = set(), set()
-        for run in self.failing:
-            vid = run.id
-            touching = [single for single in parts if vid in single.touches]
-            if len(touching) == 1:
-                if vid in touching[0].explains:
-                    explained.add(vid)
-                if vid in touching[0].firsts:
-                    firsts.add(vid)
-        agrees = 0
-        for run in self.passing:
-            vid = run.id
-            touching = [single for single in parts if vid in single.touches]
-            if not any(vid in single.kills for single in touching) and len(touching) <= 1:
-                agrees += 1
-        return _Scored(indices, frozenset(explained), frozenset(firsts), agrees, False)
+        # A vector two parts touch is left out of every count; each part counts the rest.
+        shared: set[str] = set()
+        seen: set[str] = set()
+        for single in parts:
+            shared |= seen & single.touches
+            seen |= single.touches
+        explained = frozenset().union(*(single.explains for single in parts)) - shared
+        firsts = frozenset().union(*(single.firsts for single in parts)) - shared
+        killed = set().union(*(single.kills for single in parts))
+        agrees = sum(1 for run in self.passing if run.id not in killed and run.id not in shared)
+        return _Scored(indices, explained, firsts, agrees, False)
+
+    def _policy(self, indices: tuple[int, ...]) -> type | None:
+        """The combination as one policy class (None when its parts cannot be made together),
+        made once per combination."""
+        if indices not in self._policies:
+            self._policies[indices] = compose([self.singles[index].mutant for index in indices])
+        return self._policies[indices]
 
     def _bound(self, item: _Scored) -> int:
         """The most the combination could reproduce: every vector a part touches (a part that
@@ -826,7 +829,7 @@ class _Engine:
         if indices in self._exact:
             return self._exact[indices]
         parts = self._parts(indices)
-        policy = compose([single.mutant for single in parts])
+        policy = self._policy(indices)
         if policy is None:
             return None
         explained, firsts, broken = set(), set(), set()
@@ -884,7 +887,7 @@ class _Engine:
         """Whether the combination answers as ``top`` (the port's answers where ``top``
         reproduces them, otherwise than the port where it does not) on each of ``ids``, the
         small vectors first, stopping at the first where it does not."""
-        policy = compose([single.mutant for single in self._parts(indices)])
+        policy = self._policy(indices)
         if policy is None:
             return False
         for run in self._replay_order():
@@ -953,7 +956,7 @@ class _Engine:
             )
             for single in options[:SUBSTITUTES]:
                 indices = tuple(sorted((*rest, single.index)))
-                if compose([self.singles[index].mutant for index in indices]) is None:
+                if self._policy(indices) is None:
                     continue
                 differs = single.differs(own) & {run.id for run in self.runs}
                 if not self._screen(indices, top, differs):
