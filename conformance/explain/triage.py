@@ -62,9 +62,10 @@ FINALISTS = 8
 SUBSTITUTES = 12
 #: How many of the substitutes that pass that screen are then replayed on every vector they
 #: touch. The others are named as not ruled out, with how many vectors were left unreplayed: a
-#: full replay is the triage's main cost, and this is a count, not a clock, so the lines do not
-#: depend on the machine's speed.
-CONFIRMED = 1
+#: full replay is the triage's main cost (the first combination's own is about half of it), and
+#: this is a count, not a clock, so the lines do not depend on the machine's speed. None by
+#: default: a porter learns as much from "not ruled out" as from "found alike", at no cost.
+CONFIRMED = 0
 #: How many single choices, each reproducing on its own failing vectors the best combination
 #: does not, are tried added to it once the beam is done.
 COMPLETIONS = 4
@@ -221,7 +222,9 @@ class Unconfirmed:
     checked: int
     unchecked: int
 
-    def line(self) -> str:
+    def line(self, like: str = "the port") -> str:
+        """``like``: what it answers as on the vectors screened (the port, when the first
+        combination reproduces the whole run)."""
         where = (
             f"the vector where {self.by} and {self.replaces} answer differently on their own"
             if self.checked == 1
@@ -229,7 +232,7 @@ class Unconfirmed:
             "differently on their own"
         )
         return (
-            f"{self.likely.label()}: answers as the first on {where}; not replayed on the "
+            f"{self.likely.label()}: answers as {like} on {where}; not replayed on the "
             f"{self.unchecked} others its parts change"
         )
 
@@ -334,7 +337,8 @@ class Triage:
                 lines.extend(f"  - or {part.line()}" for part in item.parts)
             if self.unconfirmed:
                 lines.append("  not ruled out (may answer alike):")
-                lines.extend(f"    {item.line()}" for item in self.unconfirmed)
+                like = "the port" if self.likely[0].exact else "the closest"
+                lines.extend(f"    {item.line(like)}" for item in self.unconfirmed)
             if (self.alike or self.unconfirmed) and not self.tells_apart:
                 accept = " ".join(f"--accept {name}" for name in self.likely[0].choices)
                 lines.append(
