@@ -709,8 +709,9 @@ class _Engine:
 
     def _complete_best(self, exact: list[_Scored]) -> None:
         """Once the beam is done: the best replayed candidate, if it misses failing vectors,
-        tried with one more choice on a step it leaves free, each choice that reproduces on its
-        own some of the failing vectors it does not, those reproducing most first. The beam
+        tried with one more choice on a step it leaves free, each choice that changes on its
+        own the answers of some of the failing vectors it misses, those reproducing the most of
+        them on their own first, then those changing the most. The beam
         ranks combinations by estimates, which count nothing on a vector two parts change, so
         a choice whose only effect is on such a vector (one failure among a hundred another
         part explains) is never proposed by it; the replay says exactly what it adds. Repeated
@@ -727,10 +728,11 @@ class _Engine:
                     for single in self.singles
                     if single.index not in top.indices
                     and not taken & set(single.mutant.steps)
-                    and single.explains & missing
+                    and single.kills & missing
                 ),
                 key=lambda single: (
                     -len(single.explains & missing),
+                    -len(single.kills & missing),
                     single.breaks,
                     single.index,
                 ),
