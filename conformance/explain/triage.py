@@ -57,8 +57,8 @@ MAX_PARTS = 4
 FINALISTS = 8
 #: How many substitutes for each part of the first combination are screened, looking for
 #: another that answers the run alike: each is replayed on the vectors where it and the part
-#: it replaces answer differently on their own (by the shipped outcomes), stopping at the first
-#: that shows it answers otherwise than the first combination.
+#: it replaces differ on their own in answers or scores (by the shipped outcomes), stopping at
+#: the first that shows it answers otherwise than the first combination.
 SUBSTITUTES = 12
 #: How many of the substitutes that pass that screen are then replayed on every vector they
 #: touch. The others are named as not ruled out, with how many vectors were left unreplayed: a
@@ -213,7 +213,7 @@ class Likely:
 class Unconfirmed:
     """A combination that differs from the first in one part (``by`` instead of
     ``replaces``) and answers as the first on the ``checked`` vectors of the run where those two
-    answer differently on their own, but was not replayed on the ``unchecked`` others it
+    differ on their own in answers or scores, but was not replayed on the ``unchecked`` others it
     touches: it may answer the run alike, and is not ruled out."""
 
     likely: Likely
@@ -225,11 +225,18 @@ class Unconfirmed:
     def line(self, like: str = "the port") -> str:
         """``like``: what it answers as on the vectors screened (the port, when the first
         combination reproduces the whole run)."""
+        if not self.checked:
+            return (
+                f"{self.likely.label()}: {self.by} and {self.replaces} on their own answer "
+                f"alike and score alike on every vector of the run; not replayed on the "
+                f"{self.unchecked} its parts change"
+            )
         where = (
-            f"the vector where {self.by} and {self.replaces} answer differently on their own"
+            f"the vector where {self.by} and {self.replaces} on their own differ in answers "
+            "or scores"
             if self.checked == 1
-            else f"the {self.checked} vectors where {self.by} and {self.replaces} answer "
-            "differently on their own"
+            else f"the {self.checked} vectors where {self.by} and {self.replaces} on their own "
+            "differ in answers or scores"
         )
         return (
             f"{self.likely.label()}: answers as {like} on {where}; not replayed on the "
@@ -453,13 +460,15 @@ class _Single:
     profile: dict[str, str] = field(default_factory=dict)
 
     def differs(self, other: _Single) -> frozenset[str]:
-        """The vectors on which it and ``other`` are not known to act alike on their own."""
+        """The vectors on which it and ``other`` are not known to act alike on their own: they
+        answer differently, or one moves scores (two that both move them may move them
+        differently), or the table does not say."""
         ids = self.touches | other.touches
         return frozenset(
             vid
             for vid in ids
             if self.profile.get(vid) != other.profile.get(vid)
-            or self.profile.get(vid) == "replayed"
+            or self.profile.get(vid) in ("moved", "replayed")
         )
 
 
@@ -925,11 +934,12 @@ class _Engine:
         (the alternatives a porter must be told of).
 
         Each substitute is first screened: replayed on the vectors where it and the part it
-        replaces answer differently on their own, the only vectors where a difference is to be
-        expected, stopping at the first where it answers otherwise than ``top``. The first
-        :data:`CONFIRMED` that pass are replayed on every vector they touch (found alike, or
-        not); the others that pass are returned unconfirmed, as ``(candidate, index of the
-        part replaced, vectors screened, vectors not replayed)``, their figures ``top``'s."""
+        replaces differ on their own in answers or scores (:meth:`_Single.differs`), where a
+        difference is most to be expected, stopping at the first where it answers otherwise
+        than ``top``. The first :data:`CONFIRMED` that pass are replayed on every vector they
+        touch (found alike, or not); the others that pass are returned unconfirmed, as
+        ``(candidate, index of the part replaced, vectors screened, vectors not replayed)``,
+        their figures ``top``'s."""
         if not top.exact or len(top.indices) < 2:
             return [], []
         found: list[_Scored] = []
