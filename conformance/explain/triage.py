@@ -328,11 +328,14 @@ class Triage:
             kind = "combination" if more == 1 else "combinations"
             names = ", ".join(item.likely.label() for item in self.unconfirmed)
             line += f"; {more} more {kind} not ruled out, not replayed in full: {names}"
-        apart = (
-            f"; {self.tells_apart} tells them apart"
-            if self.tells_apart
-            else "; no committed vector tells them apart"
-        )
+        # Those not replayed in full may yet answer otherwise on the run's own vectors: only
+        # the vectors outside the run were looked at for one that tells them apart.
+        if self.tells_apart:
+            apart = f"; {self.tells_apart} tells them apart"
+        elif self.unconfirmed:
+            apart = "; no committed vector outside the run tells them apart"
+        else:
+            apart = "; no committed vector tells them apart"
         return line + apart
 
     def lines(self, shown: int = SHOWN) -> list[str]:
