@@ -860,10 +860,14 @@ class _Engine:
             likely_misses |= (single.kills & passing) | (single.kills - single.explains - passing)
         leading = set(first)
         order = self._replay_order()
+        # The vectors no part touches cost nothing (the reference's answers), so they are
+        # counted first: a candidate that misses failures nothing of it reaches shows it free.
+        touched = set().union(*(single.touches for single in parts))
         order = (
-            [run for run in order if run.id in leading]
-            + [run for run in order if run.id in likely_misses - leading]
-            + [run for run in order if run.id not in likely_misses | leading]
+            [run for run in order if run.id not in touched]
+            + [run for run in order if run.id in leading]
+            + [run for run in order if run.id in (likely_misses - leading) & touched]
+            + [run for run in order if run.id in touched - likely_misses - leading]
         )
         for run in order:
             vid = run.id
