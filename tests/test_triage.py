@@ -21,6 +21,7 @@ import pytest
 from conformance import mutants
 from conformance.explain import kills, triage
 from conformance.explain.play import compose, numpy_probe, play
+from conformance.judge.outcomes import expected_outcomes
 from conformance.policy.reference import SnapKV
 from conformance.report import terminal
 from conformance.runner.run import RunResult, run_suite
@@ -106,6 +107,107 @@ def test_two_mistakes_on_different_steps_are_named_together() -> None:
     assert any(
         line.startswith("  - float32-accumulation: ") and "SPEC.md §2.4" in line for line in lines
     )
+
+
+@cache
+def simd_ftz_ties() -> tuple[RunResult, triage.Triage]:
+    """The C template's fast-math habits with a tie broken upwards: three choices that each
+    change sums or ties, made together (SPEC.md §2.3, §2.4)."""
+    run = run_policy(mutant_policy("simd-lanes-8", "flush-subnormals", "ties-to-higher-position"))
+    return run, triage_of(run)
+
+
+def replays_exactly(run: RunResult, names: tuple[str, ...]) -> bool:
+    """Whether the choices made together answer every vector of ``run`` as the port did (its
+    victims and refusal kinds call for call, or pass where the port passed), replayed here on
+    the whole suite, each vector in full."""
+    policy = mutant_policy(*names)
+    by_id = {vector.id: vector for vector in suite()}
+    for result in run.results:
+        vector = by_id[result.vector_id]
+        answers = play(policy, vector).outcomes
+        if result.passed:
+            if answers != expected_outcomes(vector):
+                return False
+        elif answers != tuple(result.answers):
+            return False
+    return True
+
+
+def test_three_choices_that_answer_alike_are_all_named_and_only_replayed_ones_claimed() -> None:
+    """SPEC.md §2.4: SIMD partial sums, flushed subnormals and ties to the higher position
+    together. Several summation orders answer the whole suite alike with the other two; the
+    first line names the planted one among them, says which were replayed in full and which
+    were not, and every one it gives as found alike does reproduce the run."""
+    run, result = simd_ftz_ties()
+    line = first_line(result)
+    top = result.likely[0]
+    assert top.exact, line
+    assert {"flush-subnormals", "ties-to-higher-position"} <= set(top.choices)
+    named = [top, *result.alike, *(item.likely for item in result.unconfirmed)]
+    assert any(
+        set(item.choices) == {"simd-lanes-8", "flush-subnormals", "ties-to-higher-position"}
+        for item in named
+    ), line
+    for item in named:
+        assert item.label() in line
+    for item in [top, *result.alike]:
+        assert replays_exactly(run, item.choices), item.label()
+    if result.unconfirmed:
+        assert f"{len(result.unconfirmed)} more combination" in line
+        assert "not ruled out, not replayed in full" in line
+        # those not replayed in full may differ on the run's own vectors: only the vectors
+        # outside the run were looked at, and the line says no more than that
+        if not result.tells_apart:
+            assert line.endswith("; no committed vector outside the run tells them apart")
+    for item in result.unconfirmed:
+        assert item.checked + item.unchecked > 0
+        assert item.by in item.likely.choices and item.replaces not in item.likely.choices
+
+
+def test_full_replays_of_alike_candidates_are_a_fixed_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """How many alternatives are replayed in full is a count, so the lines are the same on a
+    slow machine as on a fast one: with none allowed (the default), every alternative the
+    screen lets through is named as not ruled out; with one, the first is replayed on every
+    vector, found alike (and it does reproduce the run), and the rest stay not ruled out, at
+    the cost of more replays."""
+    run, default = simd_ftz_ties()
+    assert triage.CONFIRMED == 0
+    assert not default.alike and default.unconfirmed
+    monkeypatch.setattr(triage, "CONFIRMED", 1)
+    one = triage_of(run)
+    assert one.likely[0].mistake == default.likely[0].mistake
+    assert one.replayed > default.replayed
+    assert len(one.alike) == 1 and len(one.unconfirmed) == len(default.unconfirmed) - 1
+    assert replays_exactly(run, one.alike[0].choices)
+    assert one.alike[0].mistake in {item.likely.mistake for item in default.unconfirmed}
+    assert "one of 2 found to answer alike" in first_line(one)
+    monkeypatch.setattr(triage, "CONFIRMED", 0)
+    assert default.to_json() == triage_of(run).to_json()  # deterministic
+    schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
+    jsonschema.validate(default.to_json(), {"$defs": schema["$defs"], "$ref": "#/$defs/triage"})
+
+
+def test_a_choice_whose_only_effect_one_other_part_hides_is_added_after_the_beam() -> None:
+    """SPEC.md §2.1, §2.3, §2.6: a Java port's habits (names matched case-insensitively, a
+    null attn read as empty) and `Float.parseFloat` (one rounding straight to float32). The
+    last changes only attention/float32-rounding-midpoint's answers once null-as-empty has
+    refused its other vectors, so no beam estimate proposes it; it is named all the same."""
+    run = run_policy(mutant_policy("null-as-empty", "case-insensitive-names", "single-rounding"))
+    result = triage_of(run)
+    top = result.likely[0]
+    assert set(top.choices) == {"null-as-empty", "case-insensitive-names", "single-rounding"}
+    assert top.exact, top.evidence()
+    assert first_line(result).startswith("triage: likely cause: ")
+    assert replays_exactly(run, top.choices)
+    without = [
+        item
+        for item in result.likely
+        if set(item.choices) == {"null-as-empty", "case-insensitive-names"}
+    ]
+    assert without and without[0].explains == top.explains - 1
 
 
 def test_compose_refuses_choices_on_the_same_step() -> None:

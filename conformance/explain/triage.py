@@ -55,9 +55,20 @@ BEAM_WIDTH = 8
 EXTENSIONS = 12
 MAX_PARTS = 4
 FINALISTS = 8
-#: How many substitutes for each part of an exact combination are replayed, looking for
-#: another combination that answers the run alike.
-SUBSTITUTES = 3
+#: How many substitutes for each part of the first combination are screened, looking for
+#: another that answers the run alike: each is replayed on the vectors where it and the part
+#: it replaces differ on their own in answers or scores (by the shipped outcomes), stopping at
+#: the first that shows it answers otherwise than the first combination.
+SUBSTITUTES = 12
+#: How many of the substitutes that pass that screen are then replayed on every vector they
+#: touch. The others are named as not ruled out, with how many vectors were left unreplayed: a
+#: full replay is the triage's main cost (the first combination's own is about half of it), and
+#: this is a count, not a clock, so the lines do not depend on the machine's speed. None by
+#: default: a porter learns as much from "not ruled out" as from "found alike", at no cost.
+CONFIRMED = 0
+#: How many single choices, each reproducing on its own failing vectors the best combination
+#: does not, are tried added to it once the beam is done.
+COMPLETIONS = 4
 SHOWN = 5
 
 #: The groups of first divergence, in the order a porter should look at them.
@@ -199,6 +210,50 @@ class Likely:
 
 
 @dataclass
+class Unconfirmed:
+    """A combination that differs from the first in one part (``by`` instead of
+    ``replaces``) and answers as the first on the ``checked`` vectors of the run where those two
+    differ on their own in answers or scores, but was not replayed on the ``unchecked`` others it
+    touches: it may answer the run alike, and is not ruled out."""
+
+    likely: Likely
+    replaces: str
+    by: str
+    checked: int
+    unchecked: int
+
+    def line(self, like: str = "the port") -> str:
+        """``like``: what it answers as on the vectors screened (the port, when the first
+        combination reproduces the whole run)."""
+        if not self.checked:
+            return (
+                f"{self.likely.label()}: {self.by} and {self.replaces} on their own answer "
+                f"alike and score alike on every vector of the run; not replayed on the "
+                f"{self.unchecked} its parts change"
+            )
+        where = (
+            f"the vector where {self.by} and {self.replaces} on their own differ in answers "
+            "or scores"
+            if self.checked == 1
+            else f"the {self.checked} vectors where {self.by} and {self.replaces} on their own "
+            "differ in answers or scores"
+        )
+        return (
+            f"{self.likely.label()}: answers as {like} on {where}; not replayed on the "
+            f"{self.unchecked} others its parts change"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mistake": self.likely.mistake,
+            "replaces": self.replaces,
+            "by": self.by,
+            "checked": self.checked,
+            "unchecked": self.unchecked,
+        }
+
+
+@dataclass
 class Group:
     """Failing vectors that first diverged the same way."""
 
@@ -214,9 +269,11 @@ class Group:
 class Triage:
     """The triage of one failing run: ranked explanations and the failures' groups.
 
-    ``alike`` are the other candidates that answer exactly as well as the first (the first
-    line names them all), and ``tells_apart`` a vector on which they answer differently (or
-    None when the committed suite has none).
+    ``alike`` are the other candidates found, by replay, to answer exactly as the first does
+    (the first line names them all); ``unconfirmed`` those that answer as it where they could
+    most easily differ but were not replayed in full (the first line counts them); and
+    ``tells_apart`` a vector outside the run on which they answer differently (or None when the
+    committed suite has none).
     """
 
     likely: list[Likely]
@@ -229,6 +286,7 @@ class Triage:
     alike: list[Likely] = field(default_factory=list)
     tells_apart: str | None = None
     replayed: int = 0
+    unconfirmed: list[Unconfirmed] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -256,17 +314,29 @@ class Triage:
             )
         top = self.likely[0]
         lead = "likely cause" if top.exact else "closest"
-        if not self.alike:
+        if not self.alike and not self.unconfirmed:
             return f"{lead}: {top.label()} ({top.evidence()})"
-        names = ", or ".join(item.label() for item in [top, *self.alike])
-        count = len(self.alike) + 1
-        found = "found to answer alike" if len(top.names) > 1 else "that answer alike"
-        apart = (
-            f"; {self.tells_apart} tells them apart"
-            if self.tells_apart
-            else "; no committed vector tells them apart"
-        )
-        return f"{lead}, one of {count} {found}: {names} ({top.evidence()}){apart}"
+        if self.alike:
+            names = ", or ".join(item.label() for item in [top, *self.alike])
+            count = len(self.alike) + 1
+            found = "found to answer alike" if len(top.names) > 1 else "that answer alike"
+            line = f"{lead}, one of {count} {found}: {names} ({top.evidence()})"
+        else:
+            line = f"{lead}: {top.label()} ({top.evidence()})"
+        if self.unconfirmed:
+            more = len(self.unconfirmed)
+            kind = "combination" if more == 1 else "combinations"
+            names = ", ".join(item.likely.label() for item in self.unconfirmed)
+            line += f"; {more} more {kind} not ruled out, not replayed in full: {names}"
+        # Those not replayed in full may yet answer otherwise on the run's own vectors: only
+        # the vectors outside the run were looked at for one that tells them apart.
+        if self.tells_apart:
+            apart = f"; {self.tells_apart} tells them apart"
+        elif self.unconfirmed:
+            apart = "; no committed vector outside the run tells them apart"
+        else:
+            apart = "; no committed vector tells them apart"
+        return line + apart
 
     def lines(self, shown: int = SHOWN) -> list[str]:
         """The triage section of the text output (after the FAIL lines)."""
@@ -275,7 +345,11 @@ class Triage:
             lines.extend(f"  - {part.line()}" for part in self.likely[0].parts)
             for item in self.alike:
                 lines.extend(f"  - or {part.line()}" for part in item.parts)
-            if self.alike and not self.tells_apart:
+            if self.unconfirmed:
+                lines.append("  not ruled out (may answer alike):")
+                like = "the port" if self.likely[0].exact else "the closest"
+                lines.extend(f"    {item.line(like)}" for item in self.unconfirmed)
+            if (self.alike or self.unconfirmed) and not self.tells_apart:
                 accept = " ".join(f"--accept {name}" for name in self.likely[0].choices)
                 lines.append(
                     "  to tell them apart: `snapkv-conformance fuzz --adapter CMD "
@@ -303,6 +377,7 @@ class Triage:
             "combinations_tried": self.combinations,
             "likely": [item.to_json() for item in self.likely if item.explains > 0],
             "alike": [item.mistake for item in self.alike],
+            "unconfirmed": [item.to_json() for item in self.unconfirmed],
             "tells_apart": self.tells_apart,
             "groups": [group.to_json() for group in self.groups],
         }
@@ -383,6 +458,21 @@ class _Single:
     kills: frozenset[str]  # vectors whose answers it changes (failing or passing)
     touches: frozenset[str]  # vectors it is not inert on (or not known to be)
     breaks: int  # passing vectors it fails
+    #: What it does on each vector it touches, as the shipped outcomes say: the digest of its
+    #: answers, ``moved`` (scores only), or ``replayed`` when the table does not know.
+    profile: dict[str, str] = field(default_factory=dict)
+
+    def differs(self, other: _Single) -> frozenset[str]:
+        """The vectors on which it and ``other`` are not known to act alike on their own: they
+        answer differently, or one moves scores (two that both move them may move them
+        differently), or the table does not say."""
+        ids = self.touches | other.touches
+        return frozenset(
+            vid
+            for vid in ids
+            if self.profile.get(vid) != other.profile.get(vid)
+            or self.profile.get(vid) in ("moved", "replayed")
+        )
 
 
 @dataclass
@@ -392,6 +482,7 @@ class _Scored:
     firsts: frozenset[str]
     agrees: int
     exact: bool  # True once every figure is the replay's, not an estimate
+    broken: frozenset[str] = frozenset()  # passing vectors it fails (known once replayed)
 
     @property
     def total(self) -> int:
@@ -416,8 +507,9 @@ def triage(
     began = clock()
     engine = _Engine(vectors, results, list(mistakes) if mistakes is not None else catalogue())
     ranked = engine.rank(combine)
+    unsure: list[tuple[_Scored, int, int, int]] = []
     if ranked and combine:
-        others = engine.alike(ranked[0])
+        others, unsure = engine.alike(ranked[0])
         ranked = [ranked[0], *others, *(item for item in ranked[1:] if item not in others)]
     failures = [r for r in results if not r.passed]
     undiagnosed = {r.vector_id for r in failures if not getattr(r, "diagnosis", None)}
@@ -426,6 +518,7 @@ def triage(
     )
     likely = [engine.likely(item) for item in ranked]
     alike: list[Likely] = []
+    unconfirmed: list[Unconfirmed] = []
     tells_apart = None
     if likely and likely[0].explains:
         top = ranked[0]
@@ -437,8 +530,26 @@ def triage(
             and item.agrees == top.agrees
             and item.firsts == top.firsts
         ]
-        if alike:
-            tells_apart = engine.tells_apart([top, *ranked[1 : len(alike) + 1]])
+        # A candidate found alike by the search itself is no longer unconfirmed.
+        seen = {engine.choices(item) for item in ranked[: len(alike) + 1]}
+        for item, part, checked, unchecked in unsure:
+            if engine.choices(item) in seen:
+                continue
+            seen.add(engine.choices(item))
+            by = next(index for index in item.indices if index not in top.indices)
+            unconfirmed.append(
+                Unconfirmed(
+                    engine.likely(item),
+                    engine.singles[part].mutant.name,
+                    engine.singles[by].mutant.name,
+                    checked,
+                    unchecked,
+                )
+            )
+        if alike or unconfirmed:
+            tells_apart = engine.tells_apart(
+                [top, *ranked[1 : len(alike) + 1], *(item for item, *_ in unsure)]
+            )
     return Triage(
         likely=likely,
         groups=groups,
@@ -450,6 +561,7 @@ def triage(
         alike=alike,
         tells_apart=tells_apart,
         replayed=engine.replayed,
+        unconfirmed=unconfirmed,
     )
 
 
@@ -469,6 +581,10 @@ class _Engine:
         self.replayed = 0
         self.combinations = 0
         self._exact: dict[tuple[int, ...], _Scored] = {}
+        # Where a combination first answered otherwise than the port, per vector replayed: a
+        # screen's replays are not repeated when the same combination is replayed in full.
+        self._diverged: dict[tuple[tuple[int, ...], str], int | None] = {}
+        self._policies: dict[tuple[int, ...], type | None] = {}
         self._order: list[_Run] | None = None
         self.singles = [self._single(index, mutant) for index, mutant in enumerate(pool)]
 
@@ -476,6 +592,7 @@ class _Engine:
 
     def _single(self, index: int, mutant: Any) -> _Single:
         explains, firsts, kills, touches = set(), set(), set(), set()
+        profile: dict[str, str] = {}
         breaks = 0
         for run in self.runs:
             vid = run.id
@@ -485,6 +602,7 @@ class _Engine:
                 if kill is not None:
                     kills.add(vid)
                     touches.add(vid)
+                    profile[vid] = kill.answers
                     if run.passed:
                         breaks += 1
                     elif kill.answers == run.digest:
@@ -494,9 +612,11 @@ class _Engine:
                         firsts.add(vid)
                 elif mutant.name in known.moved:
                     touches.add(vid)  # it passes, but its scores moved
+                    profile[vid] = "moved"
                 continue
             self.replayed += 1  # not known: replayed
             touches.add(vid)
+            profile[vid] = "replayed"
             played = self._play(mutant.policy, run)
             if played is None:
                 if not run.passed:
@@ -516,6 +636,7 @@ class _Engine:
             frozenset(kills),
             frozenset(touches),
             breaks,
+            profile,
         )
 
     def _play(self, policy: type, run: _Run) -> int | None:
@@ -595,7 +716,58 @@ class _Engine:
                 exact.append(replayed)
                 best = max(best, replayed.total)
         exact.sort(key=self._key)
+        self._complete_best(exact)
         return self._distinct(exact)
+
+    def _complete_best(self, exact: list[_Scored]) -> None:
+        """Once the beam is done: the best replayed candidate, if it misses failing vectors,
+        tried with one more choice on a step it leaves free, each choice that changes on its
+        own the answers of some of the failing vectors it misses, those reproducing the most of
+        them on their own first, then those changing the most. The beam
+        ranks combinations by estimates, which count nothing on a vector two parts change, so
+        a choice whose only effect is on such a vector (one failure among a hundred another
+        part explains) is never proposed by it; the replay says exactly what it adds. Repeated
+        while it gains, up to :data:`MAX_PARTS` choices; ``exact`` is updated in place."""
+        while exact:
+            top = exact[0]
+            if self._complete(top) or len(top.indices) >= MAX_PARTS:
+                return
+            missing = {run.id for run in self.failing} - top.explained
+            taken = {step for index in top.indices for step in self.singles[index].mutant.steps}
+            options = sorted(
+                (
+                    single
+                    for single in self.singles
+                    if single.index not in top.indices
+                    and not taken & set(single.mutant.steps)
+                    and single.kills & missing
+                ),
+                key=lambda single: (
+                    -len(single.explains & missing),
+                    -len(single.kills & missing),
+                    single.breaks,
+                    single.index,
+                ),
+            )
+            gained = False
+            for single in options[:COMPLETIONS]:
+                indices = tuple(sorted((*top.indices, single.index)))
+                self.combinations += 1
+                replayed = self._replay(indices, top.total + 1)
+                if replayed is not None and replayed.total > top.total:
+                    exact.append(replayed)
+                    gained = True
+            if not gained:
+                return
+            exact.sort(key=self._key)
+
+    def choices(self, item: _Scored) -> frozenset[str]:
+        """The catalogued choices a candidate makes (a named point's parts spelt out)."""
+        return frozenset(
+            name
+            for index in item.indices
+            for name in (self.singles[index].mutant.parts or (self.singles[index].mutant.name,))
+        )
 
     def _distinct(self, items: list[_Scored]) -> list[_Scored]:
         """One entry per set of choices: a named point and the same choices combined are one
@@ -603,11 +775,7 @@ class _Engine:
         seen: set[frozenset[str]] = set()
         out = []
         for item in items:
-            choices = frozenset(
-                name
-                for index in item.indices
-                for name in (self.singles[index].mutant.parts or (self.singles[index].mutant.name,))
-            )
+            choices = self.choices(item)
             if choices not in seen:
                 seen.add(choices)
                 out.append(item)
@@ -636,25 +804,27 @@ class _Engine:
         it; one that several touch is not counted (it needs a replay)."""
 
         parts = self._parts(indices)
-        if compose([single.mutant for single in parts]) is None:
+        if self._policy(indices) is None:
             return None
         self.combinations += 1
-        explained, firsts = set(), set()
-        for run in self.failing:
-            vid = run.id
-            touching = [single for single in parts if vid in single.touches]
-            if len(touching) == 1:
-                if vid in touching[0].explains:
-                    explained.add(vid)
-                if vid in touching[0].firsts:
-                    firsts.add(vid)
-        agrees = 0
-        for run in self.passing:
-            vid = run.id
-            touching = [single for single in parts if vid in single.touches]
-            if not any(vid in single.kills for single in touching) and len(touching) <= 1:
-                agrees += 1
-        return _Scored(indices, frozenset(explained), frozenset(firsts), agrees, False)
+        # A vector two parts touch is left out of every count; each part counts the rest.
+        shared: set[str] = set()
+        seen: set[str] = set()
+        for single in parts:
+            shared |= seen & single.touches
+            seen |= single.touches
+        explained = frozenset().union(*(single.explains for single in parts)) - shared
+        firsts = frozenset().union(*(single.firsts for single in parts)) - shared
+        killed = set().union(*(single.kills for single in parts))
+        agrees = sum(1 for run in self.passing if run.id not in killed and run.id not in shared)
+        return _Scored(indices, explained, firsts, agrees, False)
+
+    def _policy(self, indices: tuple[int, ...]) -> type | None:
+        """The combination as one policy class (None when its parts cannot be made together),
+        made once per combination."""
+        if indices not in self._policies:
+            self._policies[indices] = compose([self.singles[index].mutant for index in indices])
+        return self._policies[indices]
 
     def _bound(self, item: _Scored) -> int:
         """The most the combination could reproduce: every vector a part touches (a part that
@@ -665,41 +835,52 @@ class _Engine:
         untouched_passing = sum(1 for run in self.passing if run.id not in touched)
         return untouched_passing + len(touched & {run.id for run in self.runs})
 
-    def _replay(self, indices: tuple[int, ...], need: int = 0) -> _Scored | None:
-        """Exact figures for a combination: replayed on every vector a part touches (the
-        failing vectors first, the small ones first). None when it cannot compose, or once it
-        has missed so many vectors that it cannot reproduce ``need`` in all."""
+    def _replay(
+        self, indices: tuple[int, ...], need: int = 0, first: Iterable[str] = ()
+    ) -> _Scored | None:
+        """Exact figures for a combination: replayed on every vector a part touches (``first``
+        first, then those where a part on its own answers otherwise than the port, then the
+        failing vectors, then the passing ones, the small ones first). None when it cannot
+        compose, or once it has missed so many vectors that it cannot reproduce ``need`` in
+        all."""
 
         if indices in self._exact:
             return self._exact[indices]
         parts = self._parts(indices)
-        policy = compose([single.mutant for single in parts])
+        policy = self._policy(indices)
         if policy is None:
             return None
-        explained, firsts = set(), set()
+        explained, firsts, broken = set(), set(), set()
         agrees = misses = 0
         # The vectors a part answers otherwise than the port on its own come first: where a
         # candidate that cannot win shows it soonest.
+        passing = {run.id for run in self.passing}
         likely_misses: set[str] = set()
         for single in parts:
-            likely_misses |= (single.kills & {run.id for run in self.passing}) | (
-                single.kills - single.explains - {run.id for run in self.passing}
-            )
+            likely_misses |= (single.kills & passing) | (single.kills - single.explains - passing)
+        leading = set(first)
         order = self._replay_order()
-        order = [run for run in order if run.id in likely_misses] + [
-            run for run in order if run.id not in likely_misses
-        ]
+        # The vectors no part touches cost nothing (the reference's answers), so they are
+        # counted first: a candidate that misses failures nothing of it reaches shows it free.
+        touched = set().union(*(single.touches for single in parts))
+        order = (
+            [run for run in order if run.id not in touched]
+            + [run for run in order if run.id in leading]
+            + [run for run in order if run.id in (likely_misses - leading) & touched]
+            + [run for run in order if run.id in touched - likely_misses - leading]
+        )
         for run in order:
             vid = run.id
             if not any(vid in single.touches for single in parts):
                 agrees += run.passed  # every part inert: the reference's answers
                 misses += not run.passed
             else:
-                self.replayed += 1
-                diverged = self._play(policy, run)
+                diverged = self._diverges(indices, policy, run)
                 if run.passed:
                     agrees += diverged is None
                     misses += diverged is not None
+                    if diverged is not None:
+                        broken.add(vid)
                 elif diverged is None:
                     explained.add(vid)
                     firsts.add(vid)
@@ -709,9 +890,35 @@ class _Engine:
                         firsts.add(vid)
             if misses > len(self.runs) - need:
                 return None
-        scored = _Scored(indices, frozenset(explained), frozenset(firsts), agrees, True)
+        scored = _Scored(
+            indices, frozenset(explained), frozenset(firsts), agrees, True, frozenset(broken)
+        )
         self._exact[indices] = scored
         return scored
+
+    def _diverges(self, indices: tuple[int, ...], policy: type, run: _Run) -> int | None:
+        """Where the combination first answers otherwise than the port on ``run``, replayed
+        once per combination and vector."""
+        key = (indices, run.id)
+        if key not in self._diverged:
+            self.replayed += 1
+            self._diverged[key] = self._play(policy, run)
+        return self._diverged[key]
+
+    def _screen(self, indices: tuple[int, ...], top: _Scored, ids: frozenset[str]) -> bool:
+        """Whether the combination answers as ``top`` (the port's answers where ``top``
+        reproduces them, otherwise than the port where it does not) on each of ``ids``, the
+        small vectors first, stopping at the first where it does not."""
+        policy = self._policy(indices)
+        if policy is None:
+            return False
+        for run in self._replay_order():
+            if run.id not in ids:
+                continue
+            matches = self._diverges(indices, policy, run) is None
+            if matches != (run.id in top.explained or (run.passed and run.id not in top.broken)):
+                return False
+        return True
 
     def _replay_order(self) -> list[_Run]:
         """The failing vectors, then the passing ones, each the smallest first: a candidate
@@ -729,12 +936,22 @@ class _Engine:
             self._order = sorted(self.runs, key=lambda run: (run.passed, size(run)))
         return self._order
 
-    def alike(self, top: _Scored) -> list[_Scored]:
-        """Combinations that differ from ``top`` in one part and answer the whole run exactly
-        as it does (the alternatives a porter must be told of), found by replay."""
+    def alike(self, top: _Scored) -> tuple[list[_Scored], list[tuple[_Scored, int, int, int]]]:
+        """Combinations that differ from ``top`` in one part and answer the run as it does
+        (the alternatives a porter must be told of).
+
+        Each substitute is first screened: replayed on the vectors where it and the part it
+        replaces differ on their own in answers or scores (:meth:`_Single.differs`), where a
+        difference is most to be expected, stopping at the first where it answers otherwise
+        than ``top``. The first :data:`CONFIRMED` that pass are replayed on every vector they
+        touch (found alike, or not); the others that pass are returned unconfirmed, as
+        ``(candidate, index of the part replaced, vectors screened, vectors not replayed)``,
+        their figures ``top``'s."""
         if not top.exact or len(top.indices) < 2:
-            return []
-        found = []
+            return [], []
+        found: list[_Scored] = []
+        unconfirmed: list[tuple[_Scored, int, int, int]] = []
+        confirmed = 0
         for part in top.indices:
             rest = [index for index in top.indices if index != part]
             own = self.singles[part]
@@ -762,14 +979,37 @@ class _Engine:
             )
             for single in options[:SUBSTITUTES]:
                 indices = tuple(sorted((*rest, single.index)))
-                replayed = self._replay(indices, top.total)
-                if (
-                    replayed is not None
-                    and replayed.explained == top.explained
-                    and replayed.agrees == top.agrees
-                ):
-                    found.append(replayed)
-        return self._distinct(found)
+                if self._policy(indices) is None:
+                    continue
+                known = self._exact.get(indices)
+                if known is not None:  # replayed in full already: alike or not, it is known
+                    if known.explained == top.explained and known.agrees == top.agrees:
+                        found.append(known)
+                    continue
+                differs = single.differs(own) & {run.id for run in self.runs}
+                if not self._screen(indices, top, differs):
+                    continue
+                if confirmed < CONFIRMED:
+                    confirmed += 1
+                    replayed = self._replay(indices, top.total, first=differs)
+                    if (
+                        replayed is not None
+                        and replayed.explained == top.explained
+                        and replayed.agrees == top.agrees
+                    ):
+                        found.append(replayed)
+                    continue
+                touched = set().union(*(self.singles[index].touches for index in indices))
+                touched &= {run.id for run in self.runs}
+                unconfirmed.append(
+                    (
+                        _Scored(indices, top.explained, top.firsts, top.agrees, False),
+                        part,
+                        len(differs),
+                        len(touched - differs),
+                    )
+                )
+        return self._distinct(found), unconfirmed
 
     # -- output ----------------------------------------------------------------------------------
 
