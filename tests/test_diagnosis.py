@@ -9,6 +9,7 @@ carry, with a refusal that names it.
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import math
@@ -149,3 +150,26 @@ def test_an_exception_in_the_port_is_a_refusal_naming_it() -> None:
     assert refused["ok"] is False and refused["error"]["kind"] == "unsupported"
     assert "ValueError: could not broadcast" in refused["error"]["message"]
     assert answers[-1]["ok"] is True
+
+
+def test_an_expectation_naming_a_position_not_kept_is_no_tie_not_a_crash():
+    """``run`` does not validate expectations: a vector whose evict expects a position that
+    is not a candidate (here 1000000) gets no tie diagnosis, and no KeyError."""
+    requests = [
+        {"op": "new", "params": params(2, 0, 1, 1), "seed": 0},
+        {"op": "step", "pos": 0, "attn": None},
+        {"op": "step", "pos": 1, "attn": [0.5]},
+        {"op": "step", "pos": 2, "attn": [0.5, 0.5]},
+        {"op": "evict"},
+    ]
+    vector = reference_vector("diagnosis/impossible-expectation", requests)
+    (right,) = [call.expected_victims for call in vector.calls if call.op == "evict"]
+    impossible = dataclasses.replace(
+        vector,
+        calls=(
+            *vector.calls[:-1],
+            dataclasses.replace(vector.calls[-1], expect={"victims": [10**6]}),
+        ),
+    )
+    assert len(right) == 1
+    assert diagnosis.tied_selection(impossible, 4, right) is None

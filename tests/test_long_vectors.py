@@ -11,19 +11,23 @@ from __future__ import annotations
 
 import json
 import random
+import shlex
 import tracemalloc
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from conformance.adapter.server import Session
+from conformance.cli import main as cli_main
 from conformance.explain import diagnosis
 from conformance.judge import checker
 from conformance.judge.outcomes import answer_outcomes
 from conformance.policy.reference import float32_literal
 from conformance.runner import run as runner
+from conformance.spec import resources
 from conformance.suite import stream, validation
 from conformance.suite import vectors as vectors_module
 from conformance.suite.stream import SuiteEntry, read_for_run
@@ -254,3 +258,34 @@ def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch
         "most 1,000 calls; to compare the scores, replay the vector up to that call with a "
         "scores request before it (SPEC.md §3.3)"
     )
+
+
+def test_triage_leaves_a_long_vector_out_and_says_so(tmp_path, capsys):
+    """A failing run with a long vector among its failures: triage replays the short ones
+    only, says which it left out, and the report records them (its schema accepts it); with
+    only long failures it says it did not triage, rather than 'no catalogued mistake'."""
+    calls = long_calls()
+    late = max(i for i, c in enumerate(calls) if c["op"] == "evict" and c["expect"]["victims"])
+    right = calls[late]["expect"]["victims"]
+    calls[late] = {"op": "evict", "expect": {"victims": [right[0] + 1]}}
+    suite = tmp_path / "suite"
+    write(suite / "memory" / "long.json", calls)
+    report = tmp_path / "report.json"
+    argv = ["run", str(suite), "--adapter", shlex.join(REFERENCE_ARGV), "--report", str(report)]
+    assert cli_main(argv) == 1
+    out = capsys.readouterr().out
+    assert "triage: not triaged: the failing vectors are longer than triage replays (more " in out
+    triage = json.loads(report.read_text())["triage"]
+    assert triage["left_out"] == ["memory/long"] and triage["failing"] == 0
+    schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
+    jsonschema.Draft202012Validator(schema).validate(json.loads(report.read_text()))
+
+    short = long_calls(41)
+    wrong = max(i for i, c in enumerate(short) if c["op"] == "evict" and c["expect"]["victims"])
+    short[wrong] = {"op": "evict", "expect": {"victims": [10**6]}}
+    write(suite / "memory" / "short.json", short, "memory/short")
+    assert cli_main(argv) == 1
+    out = capsys.readouterr().out
+    assert "  not replayed, more than 10,000 calls each: memory/long\n" in out
+    triage = json.loads(report.read_text())["triage"]
+    assert triage["left_out"] == ["memory/long"] and triage["failing"] == 1

@@ -47,7 +47,7 @@ from conformance.judge.outcomes import (
 from conformance.spec import resources
 from conformance.suite.discovery import is_generated
 from conformance.suite.stream import SuiteEntry
-from conformance.suite.vectors import Vector
+from conformance.suite.vectors import LONG_VECTOR, Vector
 
 #: The beam: how many candidates are extended at each depth, by how many mistakes each, and
 #: how many mistakes a candidate may hold; then how many of the best are replayed exactly.
@@ -287,6 +287,8 @@ class Triage:
     tells_apart: str | None = None
     replayed: int = 0
     unconfirmed: list[Unconfirmed] = field(default_factory=list)
+    #: The run's vectors too long to replay (more than LONG_VECTOR calls), by id.
+    left_out: list[str] = field(default_factory=list)
 
     @property
     def found(self) -> bool:
@@ -302,6 +304,11 @@ class Triage:
 
     def headline(self) -> str:
         """The first line: the cause, the closest partial explanation, or that there is none."""
+        if not self.failing and self.left_out:
+            return (
+                f"not triaged: the failing vectors are longer than triage replays (more than "
+                f"{LONG_VECTOR:,} calls each: {_ids(self.left_out)})"
+            )
         if not self.found:
             failing = (
                 "the failing vector"
@@ -341,6 +348,10 @@ class Triage:
     def lines(self, shown: int = SHOWN) -> list[str]:
         """The triage section of the text output (after the FAIL lines)."""
         lines = ["triage: " + self.headline()]
+        if self.left_out and self.failing:
+            lines.append(
+                f"  not replayed, more than {LONG_VECTOR:,} calls each: {_ids(self.left_out)}"
+            )
         if self.found:
             lines.extend(f"  - {part.line()}" for part in self.likely[0].parts)
             for item in self.alike:
@@ -378,9 +389,20 @@ class Triage:
             "likely": [item.to_json() for item in self.likely if item.explains > 0],
             "alike": [item.mistake for item in self.alike],
             "unconfirmed": [item.to_json() for item in self.unconfirmed],
+            "left_out": list(self.left_out),
             "tells_apart": self.tells_apart,
             "groups": [group.to_json() for group in self.groups],
         }
+
+
+def _is_long(vector: Any) -> bool:
+    """Whether a vector (or a suite entry, read only to count its lines) is too long to
+    replay (:data:`~conformance.suite.vectors.LONG_VECTOR`)."""
+    calls = getattr(vector, "calls", None)
+    if calls is not None:
+        return len(calls) > LONG_VECTOR
+    is_long = getattr(vector, "is_long", None)
+    return bool(is_long()) if is_long is not None else False
 
 
 def _ids(ids: Sequence[str], limit: int = 3) -> str:
@@ -505,6 +527,12 @@ def triage(
     entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a
     replay needs it."""
     began = clock()
+    # A long vector (a recorded trace) would cost each candidate a replay of all its calls:
+    # it is left out, and the triage says so.
+    long_ids = {vector.id for vector in vectors if _is_long(vector)}
+    left_out = sorted(r.vector_id for r in results if r.vector_id in long_ids)
+    vectors = [vector for vector in vectors if vector.id not in long_ids]
+    results = [result for result in results if result.vector_id not in long_ids]
     engine = _Engine(vectors, results, list(mistakes) if mistakes is not None else catalogue())
     ranked = engine.rank(combine)
     unsure: list[tuple[_Scored, int, int, int]] = []
@@ -561,6 +589,7 @@ def triage(
         alike=alike,
         tells_apart=tells_apart,
         replayed=engine.replayed,
+        left_out=left_out,
         unconfirmed=unconfirmed,
     )
 

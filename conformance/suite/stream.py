@@ -96,6 +96,16 @@ class SuiteEntry:
         except (OSError, ValueError):
             return self.load()
 
+    def is_long(self) -> bool:
+        """Whether the file holds more than :data:`~conformance.suite.vectors.LONG_VECTOR`
+        calls, counted as its lines (False when it cannot be read)."""
+        try:
+            if self.path.stat().st_size <= LONG_VECTOR:  # fewer bytes than that many lines
+                return False
+            return self.path.read_bytes().count(b"\n") > LONG_VECTOR
+        except OSError:
+            return False
+
     def file_digest(self) -> str:
         """The SHA-256 of the file's bytes (the kill matrix's key for a canonical file)."""
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
