@@ -15,6 +15,13 @@ the failing vectors each mistake reproduces on its own, proposes combinations, e
 the table; the best few are then replayed, in process, on every vector one of their parts is not
 inert on, so every figure a line shows is exact.
 
+The replays of that search are bounded by a count (:data:`SEARCH_BUDGET` evict calls), never a
+clock. Past it, a candidate is replayed only until it misses a vector: one that reproduces the
+whole run never misses, so a likely cause is confirmed in full whatever the budget, but a partial
+candidate that might have come closer is dropped unscored; the first line then says "closest
+found" and how many were dropped (a port whose mistake the catalogue does not hold is where
+the budget is spent: every finalist could be the closest, and each costs a replay).
+
 The headline says "likely cause" only for a candidate that reproduces every failing vector and
 agrees on every passing one; when several do, it names them all and a vector that tells them
 apart. Otherwise it says "closest", with both fractions; a candidate that reproduces no failing
