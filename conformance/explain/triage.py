@@ -365,7 +365,7 @@ class Triage:
             apart = "; no committed vector outside the run tells them apart"
         else:
             apart = "; no committed vector tells them apart"
-        return line + apart
+        return line + apart + self._cut_note()
 
     def _cut_note(self) -> str:
         """What the headline of a partial explanation adds when the search was cut short."""
