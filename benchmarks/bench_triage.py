@@ -12,7 +12,8 @@ load average when the port's repeats began, then each group's range against the 
 (:data:`TARGET`). The machine is shared and noisy: compare the triage's seconds with the run's,
 and quote medians with the load average.
 
-Run: ``python benchmarks/bench_triage.py [--repeat N] [--quick]``.
+Run: ``python benchmarks/bench_triage.py [--repeat N] [--quick | --group GROUP]``
+(GROUP: outside, combined or left-out).
 """
 
 from __future__ import annotations
@@ -120,9 +121,18 @@ def main() -> None:
     parser.add_argument(
         "--quick", action="store_true", help="only the in-process ports (no adapter processes)"
     )
+    parser.add_argument(
+        "--group",
+        choices=("outside", "combined", "left-out"),
+        help="only this group: ports written outside the kit, catalogued choices combined, or "
+        "a mistake left out of the catalogue",
+    )
     args = parser.parse_args()
     groups: list[tuple[str, list[tuple[str, list[str], tuple[str, ...], bool]]]] = []
-    if not args.quick:
+    wanted = {args.group} if args.group else {"outside", "combined", "left-out"}
+    if args.quick:
+        wanted.discard("outside")
+    if "outside" in wanted:
         groups.append(
             (
                 "ports written outside the kit, served as processes",
@@ -132,18 +142,20 @@ def main() -> None:
                 ],
             )
         )
-    groups.append(
-        (
-            "catalogued choices combined, in process",
-            [(" + ".join(names), [], names, False) for names in IN_PROCESS],
+    if "combined" in wanted:
+        groups.append(
+            (
+                "catalogued choices combined, in process",
+                [(" + ".join(names), [], names, False) for names in IN_PROCESS],
+            )
         )
-    )
-    groups.append(
-        (
-            "a mistake the catalogue does not hold, in process",
-            [(f"{name} (left out)", [], (name,), True) for name in LEFT_OUT],
+    if "left-out" in wanted:
+        groups.append(
+            (
+                "a mistake the catalogue does not hold, in process",
+                [(f"{name} (left out)", [], (name,), True) for name in LEFT_OUT],
+            )
         )
-    )
     began_load = os.getloadavg()[0]
     print(
         f"{len(load_suite([str(resources.suite_dir())]))} vectors, "

@@ -190,6 +190,79 @@ def test_full_replays_of_alike_candidates_are_a_fixed_budget(
     jsonschema.validate(default.to_json(), {"$defs": schema["$defs"], "$ref": "#/$defs/triage"})
 
 
+def reproduced(run: RunResult, names: tuple[str, ...]) -> tuple[int, int]:
+    """How many failing vectors of ``run`` the choices made together answer as the port did,
+    and how many passing ones they pass, replayed here on every vector in full."""
+    policy = mutant_policy(*names)
+    by_id = {vector.id: vector for vector in suite()}
+    explains = agrees = 0
+    for result in run.results:
+        vector = by_id[result.vector_id]
+        answers = play(policy, vector).outcomes
+        if result.passed:
+            agrees += answers == expected_outcomes(vector)
+        else:
+            explains += answers == tuple(result.answers)
+    return explains, agrees
+
+
+@cache
+def ties_left_out() -> RunResult:
+    return run_policy(mutants.lookup("ties-to-higher-position").policy)
+
+
+def test_the_search_for_the_closest_stops_at_a_fixed_budget_and_says_so(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The search for a partial explanation (SPEC.md §2.5: a tie broken upwards, left out of
+    the catalogue) replays at most a count of evict calls, so its lines are the same on any
+    machine: twice the same, the first line says "closest found" and that the search stopped
+    at its budget, every figure shown is exact, and the JSON report carries the cut. With no
+    budget the search replays more and finds nothing closer than it could have."""
+    run = ties_left_out()
+    without = triage.catalogue(exclude=["ties-to-higher-position"])
+    cut = triage_of(run, mistakes=without)
+    assert cut.to_json() == triage_of(run, mistakes=without).to_json()  # deterministic
+    assert cut.cut_short > 0 and cut.confidence == "closest"
+    line = first_line(cut)
+    assert line.startswith("triage: closest found: "), line
+    assert re.search(r"reproduces \d+ of \d+ failing vectors", line), line
+    assert f"stopped at its budget of {triage.SEARCH_BUDGET:,} replayed evict calls" in line
+    assert f"{cut.cut_short} more combination" in line
+    # every figure listed is a replay's, not an estimate, and each explains a failure
+    for item in cut.likely[:3]:
+        assert (item.explains, item.agrees) == reproduced(run, item.names), item.mistake
+    assert all(entry["explains"] > 0 for entry in cut.to_json()["likely"])
+    report = cut.to_json()
+    assert report["cut_short"] == {"budget": triage.SEARCH_BUDGET, "combinations": cut.cut_short}
+    schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
+    jsonschema.validate(report, {"$defs": schema["$defs"], "$ref": "#/$defs/triage"})
+
+    monkeypatch.setattr(triage, "SEARCH_BUDGET", 10**9)
+    whole = triage_of(run, mistakes=without)
+    assert whole.cut_short == 0 and whole.to_json()["cut_short"] is None
+    assert "budget" not in " ".join(whole.lines())
+    assert first_line(whole).startswith("triage: closest: ")
+    assert whole.replayed > cut.replayed
+    assert whole.likely[0].total >= cut.likely[0].total
+
+
+def test_a_likely_cause_is_confirmed_in_full_whatever_the_budget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """SPEC.md §2.4, §2.5: past the budget a candidate is replayed until it misses a vector,
+    and one that reproduces the whole run never does; with no budget at all the combination
+    is still named the likely cause, and it does reproduce every vector."""
+    run = run_policy(mutant_policy("float32-accumulation", "forward-only-pooling"))
+    monkeypatch.setattr(triage, "SEARCH_BUDGET", 0)
+    result = triage_of(run)
+    top = result.likely[0]
+    assert set(top.choices) == {"float32-accumulation", "forward-only-pooling"}
+    assert top.exact and first_line(result).startswith("triage: likely cause: ")
+    assert "budget" not in first_line(result)
+    assert replays_exactly(run, top.choices)
+
+
 def test_a_choice_whose_only_effect_one_other_part_hides_is_added_after_the_beam() -> None:
     """SPEC.md §2.1, §2.3, §2.6: a Java port's habits (names matched case-insensitively, a
     null attn read as empty) and `Float.parseFloat` (one rounding straight to float32). The

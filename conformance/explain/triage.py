@@ -15,6 +15,13 @@ the failing vectors each mistake reproduces on its own, proposes combinations, e
 the table; the best few are then replayed, in process, on every vector one of their parts is not
 inert on, so every figure a line shows is exact.
 
+The replays of that search are bounded by a count (:data:`SEARCH_BUDGET` evict calls), never a
+clock. Past it, a candidate is replayed only until it misses a vector: one that reproduces the
+whole run never misses, so a likely cause is confirmed in full whatever the budget, but a partial
+candidate that might have come closer is dropped unscored; the first line then says "closest
+found" and how many were dropped (a port whose mistake the catalogue does not hold is where
+the budget is spent: every finalist could be the closest, and each costs a replay).
+
 The headline says "likely cause" only for a candidate that reproduces every failing vector and
 agrees on every passing one; when several do, it names them all and a vector that tells them
 apart. Otherwise it says "closest", with both fractions; a candidate that reproduces no failing
@@ -70,6 +77,15 @@ CONFIRMED = 0
 #: does not, are tried added to it once the beam is done.
 COMPLETIONS = 4
 SHOWN = 5
+#: How many ``evict`` calls the search for the best combination (the finalists and their
+#: completions) may replay. Once they are spent, each further candidate is replayed only until
+#: it misses a vector: one that reproduces the whole run never misses, so a likely cause is
+#: still confirmed as before, but a partial one that might have come closer is left unscored,
+#: and the lines say how many were. Evict calls are counted because they are the cost (each
+#: scores and pools the whole history; the other calls cost a few times less, and a vector has
+#: from one call to thousands); a count, not a clock, so the lines do not depend on the
+#: machine's speed.
+SEARCH_BUDGET = 10_000
 
 #: The groups of first divergence, in the order a porter should look at them.
 GROUPS: tuple[tuple[str, str], ...] = (
@@ -289,6 +305,10 @@ class Triage:
     unconfirmed: list[Unconfirmed] = field(default_factory=list)
     #: The run's vectors too long to replay (more than LONG_VECTOR calls), by id.
     left_out: list[str] = field(default_factory=list)
+    #: Candidates of the search left unscored once :data:`SEARCH_BUDGET` was spent: replayed
+    #: only until they missed a vector, they cannot reproduce the whole run but might have come
+    #: closer than those shown.
+    cut_short: int = 0
 
     @property
     def found(self) -> bool:
@@ -321,8 +341,10 @@ class Triage:
             )
         top = self.likely[0]
         lead = "likely cause" if top.exact else "closest"
+        if not top.exact and self.cut_short:
+            lead = "closest found"
         if not self.alike and not self.unconfirmed:
-            return f"{lead}: {top.label()} ({top.evidence()})"
+            return f"{lead}: {top.label()} ({top.evidence()}){self._cut_note()}"
         if self.alike:
             names = ", or ".join(item.label() for item in [top, *self.alike])
             count = len(self.alike) + 1
@@ -343,7 +365,22 @@ class Triage:
             apart = "; no committed vector outside the run tells them apart"
         else:
             apart = "; no committed vector tells them apart"
-        return line + apart
+        return line + apart + self._cut_note()
+
+    def _cut_note(self) -> str:
+        """What the headline of a partial explanation adds when the search was cut short."""
+        if not self.cut_short or (self.likely and self.likely[0].exact):
+            return ""
+        return f"; {self._cut_words()}"
+
+    def _cut_words(self) -> str:
+        count = self.cut_short
+        what = "combination" if count == 1 else "combinations"
+        return (
+            f"the search stopped at its budget of {SEARCH_BUDGET:,} replayed evict calls: {count} "
+            f"more {what} replayed only until a vector told them from the port (none "
+            "reproduces the whole run; one may come closer)"
+        )
 
     def lines(self, shown: int = SHOWN) -> list[str]:
         """The triage section of the text output (after the FAIL lines)."""
@@ -372,6 +409,8 @@ class Triage:
         if others and self.found:
             lines.append("  also close:")
             lines.extend(f"    {item.label()}: {item.evidence()}" for item in others)
+        if self.cut_short and self.found and self.likely[0].exact:
+            lines.append(f"  not ranked: {self._cut_words()}")
         lines.append("  failures by first divergence:")
         for group in self.groups:
             lines.append(f"    {group.label}: {len(group.vectors)} ({_ids(group.vectors)})")
@@ -390,6 +429,11 @@ class Triage:
             "alike": [item.mistake for item in self.alike],
             "unconfirmed": [item.to_json() for item in self.unconfirmed],
             "left_out": list(self.left_out),
+            "cut_short": (
+                {"budget": SEARCH_BUDGET, "combinations": self.cut_short}
+                if self.cut_short
+                else None
+            ),
             "tells_apart": self.tells_apart,
             "groups": [group.to_json() for group in self.groups],
         }
@@ -438,6 +482,7 @@ class _Run:
         self.passed: bool = bool(result.passed)
         self._vector: Vector | None = source if hasattr(source, "calls") else None
         self._target: tuple[Outcome, ...] | None = None
+        self._evicts: int | None = None
         self.first = 0
         self.digest = self.at_first = ""
         if not self.passed:
@@ -453,6 +498,13 @@ class _Run:
         if self._vector is None:
             self._vector = _read(self.source)
         return self._vector
+
+    @property
+    def evicts(self) -> int:
+        """How many of its calls are ``evict`` calls (what a replay mostly costs)."""
+        if self._evicts is None:
+            self._evicts = sum(call.request.get("op") == "evict" for call in self.vector.calls)
+        return self._evicts
 
     @property
     def target(self) -> tuple[Outcome, ...]:
@@ -591,6 +643,7 @@ def triage(
         replayed=engine.replayed,
         left_out=left_out,
         unconfirmed=unconfirmed,
+        cut_short=len(engine.cut),
     )
 
 
@@ -615,6 +668,11 @@ class _Engine:
         self._diverged: dict[tuple[tuple[int, ...], str], int | None] = {}
         self._policies: dict[tuple[int, ...], type | None] = {}
         self._order: list[_Run] | None = None
+        #: Evict calls replayed by the search (:data:`SEARCH_BUDGET`), counted while ``_searching``;
+        #: and the candidates it left unscored once they were spent.
+        self.search_calls = 0
+        self._searching = False
+        self.cut: set[tuple[int, ...]] = set()
         self.singles = [self._single(index, mutant) for index, mutant in enumerate(pool)]
 
     # -- single mistakes, mostly from the shipped table ------------------------------------------
@@ -690,7 +748,11 @@ class _Engine:
         scored.sort(key=self._key)
         complete = bool(scored) and self._complete(scored[0])
         if combine and self.failing and not complete:
-            scored = self._combine(scored)
+            self._searching = True
+            try:
+                scored = self._combine(scored)
+            finally:
+                self._searching = False
         return [item for item in scored if item.explained or item.firsts]
 
     def _key(self, item: _Scored) -> tuple[Any, ...]:
@@ -900,6 +962,11 @@ class _Engine:
         )
         for run in order:
             vid = run.id
+            if misses and self._searching and self.search_calls >= SEARCH_BUDGET:
+                # Past the budget only a candidate that could reproduce the whole run is
+                # replayed on: this one cannot, and is left unscored.
+                self.cut.add(indices)
+                return None
             if not any(vid in single.touches for single in parts):
                 agrees += run.passed  # every part inert: the reference's answers
                 misses += not run.passed
@@ -931,6 +998,8 @@ class _Engine:
         key = (indices, run.id)
         if key not in self._diverged:
             self.replayed += 1
+            if self._searching:
+                self.search_calls += run.evicts
             self._diverged[key] = self._play(policy, run)
         return self._diverged[key]
 
