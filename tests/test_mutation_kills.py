@@ -60,8 +60,14 @@ from conformance.suite.validation import (
     weight_problem,
 )
 from conformance.suite.vectors import Vector, parse_document
-from conformance.transport.session import AdapterFailure
-from tests.support.runner_support import params, reference_vector
+from conformance.transport.session import (
+    AdapterFailure,
+    AdapterProcess,
+    AdapterStartError,
+    Handshake,
+    InProcessAdapter,
+)
+from tests.support.runner_support import REFERENCE_ARGV, broken, params, reference_vector
 
 _CHECKS = {check.id: check for check in load_checks([suite_dir()])}
 
@@ -1130,3 +1136,156 @@ def test_spec_4_4_a_draft_whose_outcomes_do_not_count_its_answered_lines_is_refu
     assert realized.expect == tuple(data["expect"])
     with pytest.raises(GenerationError, match=r"5 answered lines, 4 outcomes, 5 answers"):
         realize(dataclasses.replace(draft, outcomes=outcomes[:-1]))
+
+
+# -- the transport (transport/session.py, SPEC.md §3) ----------------------------------------------
+
+IMPLEMENTATION = {"name": "in-process port", "language": "python", "version": "9"}
+NEW = {"op": "new", "params": ACCEPTED_PARAMS, "seed": 0}
+
+
+def test_spec_3_2_the_report_s_adapter_is_what_the_hello_answer_said():
+    """SPEC.md §3.2: the answer to hello names the implementation (name, language, version),
+    the protocol and the capabilities; the report's ``adapter`` keeps them under those names
+    (schema/report.schema.json)."""
+    handshake = Handshake("port", "c", "1.0", 1, ("scores",))
+    assert handshake.to_json() == {
+        "implementation": {"name": "port", "language": "c", "version": "1.0"},
+        "protocol": 1,
+        "capabilities": ["scores"],
+    }
+
+
+def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
+    """SPEC.md §3.1, §3.2: every request gets the next id of one counter, hello's being 1, and
+    each answer echoes its request's id, batch after batch; batches are received in the order
+    they were sent; a closed adapter answers nothing."""
+    adapter = InProcessAdapter(implementation=IMPLEMENTATION)
+    assert not adapter.running
+    assert adapter.stderr_tail() == ""  # no process, no stderr to show
+    with pytest.raises(RuntimeError, match=r"^the adapter is not running; call start\(\) first$"):
+        adapter.send([{"op": "bye"}])
+    handshake = adapter.start()
+    assert (handshake.name, handshake.language, handshake.version) == tuple(IMPLEMENTATION.values())
+    assert adapter.running
+    steps = [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "evict"}]
+    assert [answer["id"] for answer in adapter.exchange(steps)] == [2, 3, 4]
+    assert [answer["id"] for answer in adapter.exchange(steps[1:])] == [5, 6]
+    first = adapter.send([{"op": "evict"}])
+    second = adapter.send([{"op": "evict"}])
+    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+        adapter.receive(second)
+    assert [answer["id"] for answer in adapter.receive(first)] == [7]
+    assert [answer["id"] for answer in adapter.receive(second)] == [8]
+    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+        adapter.receive(second)
+    adapter.close()
+    assert not adapter.running
+    with pytest.raises(RuntimeError, match="not running"):
+        adapter.send([{"op": "bye"}])
+    adapter.restart()
+    assert [answer["id"] for answer in adapter.exchange([NEW])] == [2]
+
+
+class PlantedError(Exception):
+    """What the policy below raises: a bug a real adapter would die of."""
+
+
+def policy_raising_at_position_1(params: Any, seed: int = 0) -> Any:
+    policy = reference.new_policy(params, seed)
+    step = policy.step
+
+    def raising(pos: Any, attn: Any) -> None:
+        if pos == 1:
+            raise PlantedError("planted")
+        step(pos, attn)
+
+    policy.step = raising
+    return policy
+
+
+def test_a_policy_that_raises_in_process_is_a_crash_of_its_call_and_of_later_exchanges():
+    """A process whose policy raised would die: the call being answered is a crash (kind
+    ``crash``, that call's index, the answers before it, the error as its cause), and every
+    later exchange crashes at once, until the adapter is started again."""
+    adapter = InProcessAdapter(policy_raising_at_position_1)
+    adapter.start()
+    ticket = adapter.send(
+        [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "step", "pos": 1, "attn": [0.5]}]
+    )
+    with pytest.raises(AdapterFailure) as caught:
+        adapter.receive(ticket)
+    failure = caught.value
+    assert (failure.kind, failure.call_index, failure.detail) == (
+        "crash",
+        2,
+        "the in-process adapter raised PlantedError: planted",
+    )
+    assert [answer["id"] for answer in failure.answers] == [2, 3]
+    assert isinstance(failure.__cause__, PlantedError)
+    assert not adapter.running
+    later = adapter.send([{"op": "evict"}])
+    with pytest.raises(AdapterFailure) as caught:
+        adapter.receive(later)
+    assert (caught.value.kind, caught.value.call_index, caught.value.detail) == (
+        "crash",
+        0,
+        "the in-process adapter had crashed before",
+    )
+    assert caught.value.answers == []
+    adapter.restart()
+    assert adapter.exchange([NEW])[0]["ok"] is True
+
+
+def test_a_cancelled_adapter_process_never_starts():
+    """An interrupted run cancels its adapters: a start after that fails, killing what it
+    started."""
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter.cancel()
+    with pytest.raises(AdapterStartError, match=r"^the run was interrupted$"):
+        adapter.start()
+    assert not adapter.running
+
+
+def validated_evict_failure(field: str, text: str) -> tuple[AdapterFailure, dict[str, Any]]:
+    """Run new, a step and an evict with ``validate_protocol`` against an adapter that sets
+    the evict answer's ``field`` to the JSON ``text``; the failure and the answer it judged."""
+    adapter = AdapterProcess(
+        [*broken("rewritten_field"), "evict", field, text], validate_protocol=True
+    )
+    adapter.start()
+    try:
+        with pytest.raises(AdapterFailure) as caught:
+            adapter.exchange([NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "evict"}])
+    finally:
+        adapter.close()
+    answer = {"id": 4, "ok": True, "victims": [], field: json.loads(text)}
+    return caught.value, answer
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "first", "more"),
+    [
+        ("note", '"extra"', "/: Additional properties are not allowed ('note' was unexpected)", ""),
+        (
+            "victims",
+            '[-1,"x"]',
+            "/victims/0: -1 is less than the minimum of 0",
+            " (and 1 more)",
+        ),
+    ],
+)
+def test_spec_3_2_with_validate_protocol_an_answer_must_validate_against_its_op_s_schema(
+    field, text, first, more
+):
+    """SPEC.md §3.2 and the shipped schema/protocol/response.schema.json (closed): with
+    ``validate_protocol`` an evict answer with a field v1 does not define, or victims that are
+    not positions, is a protocol failure of that call, naming the schema's first problem, how
+    many more there are, and the answer."""
+    failure, answer = validated_evict_failure(field, text)
+    assert (failure.kind, failure.call_index) == ("protocol", 2)
+    assert [a["id"] for a in failure.answers] == [2, 3]
+    assert failure.detail == (
+        "the answer to evict does not validate against schema/protocol/response.schema.json: "
+        f"{first}{more}: {json.dumps(answer)}"
+    )
