@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -1289,3 +1290,19 @@ def test_spec_3_2_with_validate_protocol_an_answer_must_validate_against_its_op_
         "the answer to evict does not validate against schema/protocol/response.schema.json: "
         f"{first}{more}: {json.dumps(answer)}"
     )
+
+
+def test_spec_3_2_a_second_answer_to_hello_fails_the_start_showing_the_adapter_s_stderr():
+    """SPEC.md §3.2: hello is answered once, when asked. An adapter that answered before it
+    was asked has its real answer arrive with id 1 after the handshake: a failed start, which
+    shows what the adapter wrote to stderr (where a porter looks first)."""
+    script = f"echo early-bird-on-stderr >&2; exec {shlex.join(broken('hello_before_asked'))}"
+    adapter = AdapterProcess(["sh", "-c", script])
+    adapter.start()
+    try:
+        with pytest.raises(AdapterStartError) as caught:
+            adapter.exchange([NEW])
+    finally:
+        adapter.close()
+    assert caught.value.message.startswith("the adapter answered hello twice")
+    assert "early-bird-on-stderr" in caught.value.stderr_tail
