@@ -1163,6 +1163,7 @@ def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
     they were sent; a closed adapter answers nothing."""
     adapter = InProcessAdapter(implementation=IMPLEMENTATION)
     assert not adapter.running
+    assert adapter.handshake is None  # what tells a runner to start it (runner.run)
     assert adapter.stderr_tail() == ""  # no process, no stderr to show
     with pytest.raises(RuntimeError, match=r"^the adapter is not running; call start\(\) first$"):
         adapter.send([{"op": "bye"}])
