@@ -14,6 +14,7 @@ import shlex
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
 from conformance.adapter.replay import replay
@@ -1307,3 +1308,21 @@ def test_spec_3_2_a_second_answer_to_hello_fails_the_start_showing_the_adapter_s
         adapter.close()
     assert caught.value.message.startswith("the adapter answered hello twice")
     assert "early-bird-on-stderr" in caught.value.stderr_tail
+
+
+# -- the fast path (policy/fast.py, SPEC.md §2.4) --------------------------------------------------
+
+
+def test_spec_2_4_the_fast_path_evicts_the_lowest_pooled_scores_among_thousands():
+    """SPEC.md §2.4: evict removes the ``excess`` candidates of lowest (pooled score, position).
+    5,000 candidates of distinct scores and 1,666 victims: a size where numpy's partition leaves
+    the entries after the one it was asked to place in no particular order, so a threshold read
+    one place off is wrong. The victims are derived here by sorting, not by the policy."""
+    weights = np.random.default_rng(217).random(5000).astype(np.float32)
+    # one ring slot and a pooling kernel of 1: each candidate's pooled score is its weight
+    policy = fast_policy({"budget": 3335, "recentWindow": 1, "obsWindow": 1, "poolKernel": 1})
+    for position in range(5000):
+        policy.step(position, None)
+    policy.step(5000, [float(weight) for weight in weights])  # 5001 kept, 5000 candidates
+    ranked = sorted(range(5000), key=lambda i: (float(weights[i]), i))
+    assert policy.evict() == sorted(ranked[:1666])
