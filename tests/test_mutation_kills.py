@@ -40,6 +40,7 @@ from conformance.judge.outcomes import (
 from conformance.mutants import lookup
 from conformance.policy import reference
 from conformance.policy.fast import fast_policy
+from conformance.runner.run import VectorRunner
 from conformance.spec import protocol
 from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.resources import suite_dir
@@ -61,7 +62,7 @@ from conformance.suite.validation import (
     validate_paths,
     weight_problem,
 )
-from conformance.suite.vectors import Vector, parse_document
+from conformance.suite.vectors import Vector, iter_vectors, parse_document
 from conformance.transport.session import (
     AdapterFailure,
     AdapterProcess,
@@ -1362,3 +1363,16 @@ def test_spec_3_2_the_fast_path_s_positions_stay_integers_as_its_arrays_grow():
     victims = policy.evict()
     assert json.dumps(victims) == json.dumps(list(range(20)))
     assert json.dumps(policy.kept) == json.dumps(list(range(20, 40)))
+
+
+def test_spec_2_3_a_port_reading_decimals_straight_to_float32_is_caught_in_process_too():
+    """SPEC.md §2.3 reads a weight as the nearest float64 first, then narrows; SPEC.md §4.3
+    has runners send each weight as the file writes it. A port that parses the decimal straight
+    to float32 (the catalogued ``single-rounding``) reads that text, so in process it must get
+    the request line's text too: rounding/many-digits-sent-as-written then catches it (wrong
+    victims), as it does over a pipe, while the reference passes."""
+    (vector,) = iter_vectors([suite_dir() / "rounding" / "many-digits-sent-as-written.json"])
+    single = lookup("single-rounding")
+    caught = VectorRunner(InProcessAdapter(single.factory, single.implementation())).run(vector)
+    assert caught.verdict == WRONG_VICTIMS
+    assert VectorRunner(InProcessAdapter()).run(vector).passed
