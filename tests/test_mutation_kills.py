@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import shlex
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -44,7 +45,7 @@ from conformance.runner.run import VectorRunner
 from conformance.spec import protocol
 from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.resources import suite_dir
-from conformance.spec.text import KEEP_ITEMS
+from conformance.spec.text import KEEP_ITEMS, json_text
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.stream import load_checks
 from conformance.suite.tags import load_vocabulary
@@ -1376,3 +1377,99 @@ def test_spec_2_3_a_port_reading_decimals_straight_to_float32_is_caught_in_proce
     caught = VectorRunner(InProcessAdapter(single.factory, single.implementation())).run(vector)
     assert caught.verdict == WRONG_VICTIMS
     assert VectorRunner(InProcessAdapter()).run(vector).passed
+
+
+#: An adapter that answers every request with ok (hello as protocol v1 asks), and faults named
+#: on its command line: ``twice:N`` answers request N twice at once, ``late:N:M`` writes request
+#: N's answer again after answering M, ``null:N`` answers N as unreadable (id null).
+SCRIPTED = """
+import json, sys
+
+faults = sys.argv[1:]
+written = {}
+for raw in sys.stdin:
+    request = json.loads(raw)
+    rid = request["id"]
+    answer = {"id": rid, "ok": True}
+    if request["op"] == "hello":
+        answer.update(protocol=1, implementation={"name": "s", "language": "py", "version": "0"})
+    if f"null:{rid}" in faults:
+        answer = {"id": None, "ok": False, "error": {"kind": "bad-request", "message": "what?"}}
+    written[rid] = json.dumps(answer)
+    print(written[rid], flush=True)
+    if f"twice:{rid}" in faults:
+        print(written[rid], flush=True)
+    for fault in faults:
+        if fault.startswith("late:") and fault.endswith(f":{rid}"):
+            print(written[int(fault.split(":")[1])], flush=True)
+    if request["op"] == "bye":
+        break
+"""
+
+
+def scripted(tmp_path: Path, *faults: str) -> AdapterProcess:
+    script = tmp_path / "scripted_adapter.py"
+    script.write_text(SCRIPTED)
+    adapter = AdapterProcess([sys.executable, str(script), *faults], timeout=20)
+    adapter.start()
+    return adapter
+
+
+STEP = {"op": "step", "pos": 0, "attn": []}
+
+
+def failure_of(adapter: AdapterProcess, *batches: list[dict[str, Any]]) -> AdapterFailure:
+    """The failure of the last of ``batches`` (the ones before it must pass)."""
+    try:
+        for batch in batches[:-1]:
+            adapter.exchange(batch)
+        with pytest.raises(AdapterFailure) as caught:
+            adapter.exchange(batches[-1])
+    finally:
+        adapter.kill()
+    return caught.value
+
+
+def test_spec_3_1_a_request_answered_twice_in_its_exchange_is_blamed(tmp_path):
+    """SPEC.md §3.1: one answer per request, in order. Request 0 of an exchange answered twice
+    is blamed (not the request after it), with both ids."""
+    failure = failure_of(scripted(tmp_path, "twice:2"), [NEW, STEP])
+    assert (failure.kind, failure.call_index, failure.earlier) == ("protocol", 0, False)
+    assert failure.detail == (
+        "request 0 of this exchange was answered twice (a second answer with id 2 came where "
+        "the answer with id 3 was due)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("faults", "batches", "blamed"),
+    [
+        # the first request of the previous exchange, answered again
+        (("twice:2",), [[NEW], [STEP]], 0),
+        # request 2 answered again three exchanges later: older than the previous exchange
+        (("late:2:4",), [[NEW], [STEP], [STEP], [STEP]], -1),
+    ],
+    ids=["previous-exchange", "older-exchange"],
+)
+def test_spec_3_1_an_extra_answer_to_an_earlier_exchange_is_placed_there(
+    tmp_path, faults, batches, blamed
+):
+    """SPEC.md §3.1: an extra answer that arrives after its exchange belongs to that exchange
+    (``earlier``): placed at its request's index in the previous exchange, -1 when older."""
+    failure = failure_of(scripted(tmp_path, *faults), *batches)
+    assert (failure.kind, failure.call_index, failure.earlier) == ("protocol", blamed, True)
+    assert failure.detail == (
+        "an extra answer with id 2 arrived after all answers to its exchange: "
+        "the adapter answered that request twice"
+    )
+
+
+def test_spec_3_3_an_answer_with_id_null_says_the_request_was_not_read(tmp_path):
+    """SPEC.md §3.3: a request an adapter cannot read is refused with id null; the failure
+    is that request's, and shows the adapter's error."""
+    failure = failure_of(scripted(tmp_path, "null:3"), [NEW, STEP])
+    assert (failure.kind, failure.call_index) == ("protocol", 1)
+    error = {"kind": "bad-request", "message": "what?"}
+    assert failure.detail == (
+        f"the adapter could not read the request (it answered with id null: {json_text(error)})"
+    )
