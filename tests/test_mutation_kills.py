@@ -45,7 +45,7 @@ from conformance.runner.run import VectorRunner
 from conformance.spec import protocol
 from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.resources import suite_dir
-from conformance.spec.text import KEEP_ITEMS, json_text
+from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, json_text
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.stream import load_checks
 from conformance.suite.tags import load_vocabulary
@@ -70,6 +70,7 @@ from conformance.transport.session import (
     AdapterStartError,
     Handshake,
     InProcessAdapter,
+    _bounded,
 )
 from tests.support.runner_support import REFERENCE_ARGV, broken, params, reference_vector
 
@@ -1473,3 +1474,41 @@ def test_spec_3_3_an_answer_with_id_null_says_the_request_was_not_read(tmp_path)
     assert failure.detail == (
         f"the adapter could not read the request (it answered with id null: {json_text(error)})"
     )
+
+
+def test_spec_3_2_a_wrong_answer_to_bye_is_a_problem_of_closing_named_in_words(tmp_path):
+    """SPEC.md §3.2: bye is answered like any request. A wrong answer to it, or a second
+    answer to hello found while waiting for it, is a problem of closing, in words a report can
+    show."""
+    unreadable = scripted(tmp_path, "null:2")  # bye is request 2
+    unreadable.close()
+    assert unreadable.close_problems[0].startswith(
+        "the answer to bye was wrong: the adapter could not read the request"
+    )
+    hello_twice = scripted(tmp_path, "twice:1")
+    hello_twice.close()
+    assert hello_twice.close_problems[0].startswith("the adapter answered hello twice")
+
+
+def test_an_adapter_process_not_started_has_no_stderr_to_show():
+    assert AdapterProcess(REFERENCE_ARGV).stderr_tail() == ""
+
+
+def test_a_failure_of_an_unknown_kind_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"^unknown failure kind 'hang'$"):
+        AdapterFailure("hang", 0, "detail")
+    assert AdapterFailure("crash", 0, "detail").stderr_tail == ""
+
+
+def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_dropped():
+    """What a vector holds in flight is bounded by its calls, not by what the adapter writes:
+    a refusal's message is cut to KEEP_TEXT characters, fields no rule reads are dropped, and
+    an answer holding only judged fields with a short error is kept as it is."""
+    long = {"id": 3, "ok": False, "error": {"kind": "invalid-position", "message": "x" * 10**6}}
+    held = _bounded(long)
+    assert held["error"]["kind"] == "invalid-position"
+    assert len(held["error"]["message"]) <= KEEP_TEXT + 100
+    chatty = {"id": 3, "ok": True, "victims": [1], "note": "y" * 10**6}
+    assert _bounded(chatty) == {"id": 3, "ok": True, "victims": [1]}
+    plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
+    assert _bounded(plain) == plain
