@@ -1508,6 +1508,9 @@ def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_d
     held = _bounded(long)
     assert held["error"]["kind"] == "invalid-position"
     assert len(held["error"]["message"]) <= KEEP_TEXT + 100
+    # an error that is not an object is judged as such (a protocol error), and shown capped
+    text = _bounded({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
+    assert text.startswith("zzz") and len(text) <= KEEP_TEXT + 100
     chatty = {"id": 3, "ok": True, "victims": [1], "note": "y" * 10**6}
     assert _bounded(chatty) == {"id": 3, "ok": True, "victims": [1]}
     plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
