@@ -1515,3 +1515,16 @@ def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_d
     assert _bounded(chatty) == {"id": 3, "ok": True, "victims": [1]}
     plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
     assert _bounded(plain) == plain
+    # a short error is held as the adapter wrote it, whatever it holds: the judge names its faults
+    for error in ({"kind": "no-policy"}, {"kind": "no-policy", "message": 5}, {"message": "m"}):
+        assert _bounded({"id": 3, "ok": False, "error": error})["error"] == error
+    # a long one keeps its kind and its message, capped, and nothing else
+    chatty_error = {"kind": "no-policy", "message": "m", "trace": "y" * 10**6}
+    assert _bounded({"id": 3, "ok": False, "error": chatty_error})["error"] == {
+        "kind": "no-policy",
+        "message": "m",
+    }
+    no_kind = {"message": "x" * 10**6}
+    assert _bounded({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
+    odd = {"kind": "no-policy", "message": 5, "trace": "y" * 10**6}
+    assert _bounded({"id": 3, "ok": False, "error": odd})["error"] == {"kind": "no-policy"}
