@@ -1382,7 +1382,9 @@ def test_spec_2_3_a_port_reading_decimals_straight_to_float32_is_caught_in_proce
 
 #: An adapter that answers every request with ok (hello as protocol v1 asks), and faults named
 #: on its command line: ``twice:N`` answers request N twice at once, ``late:N:M`` writes request
-#: N's answer again after answering M, ``null:N`` answers N as unreadable (id null).
+#: N's answer again after answering M, ``null:N`` answers N as unreadable (id null), ``text:N``,
+#: ``array:N`` and ``latin:N`` answer N with a long line that is not JSON, a JSON array, and
+#: 200 bytes that are not UTF-8.
 SCRIPTED = """
 import json, sys
 
@@ -1394,6 +1396,16 @@ for raw in sys.stdin:
     answer = {"id": rid, "ok": True}
     if request["op"] == "hello":
         answer.update(protocol=1, implementation={"name": "s", "language": "py", "version": "0"})
+    if f"text:{rid}" in faults:
+        print("not json " + "x" * 200, flush=True)
+        continue
+    if f"array:{rid}" in faults:
+        print("[1, 2]", flush=True)
+        continue
+    if f"latin:{rid}" in faults:
+        sys.stdout.buffer.write(b"\\xff" * 200 + b"\\n")
+        sys.stdout.flush()
+        continue
     if f"null:{rid}" in faults:
         answer = {"id": None, "ok": False, "error": {"kind": "bad-request", "message": "what?"}}
     written[rid] = json.dumps(answer)
@@ -1490,8 +1502,11 @@ def test_spec_3_2_a_wrong_answer_to_bye_is_a_problem_of_closing_named_in_words(t
     assert hello_twice.close_problems[0].startswith("the adapter answered hello twice")
 
 
-def test_an_adapter_process_not_started_has_no_stderr_to_show():
-    assert AdapterProcess(REFERENCE_ARGV).stderr_tail() == ""
+def test_an_adapter_process_not_started_has_no_stderr_to_show_and_answers_nothing():
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    assert adapter.stderr_tail() == ""
+    with pytest.raises(RuntimeError, match=r"^the adapter is not running; call start\(\) first$"):
+        adapter.send([NEW])
 
 
 def test_a_failure_of_an_unknown_kind_is_refused_naming_it():
@@ -1529,3 +1544,24 @@ def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_d
     odd = {"kind": "no-policy", "message": 5, "trace": "y" * 10**6}
     held_odd = _bounded({"id": 3, "ok": False, "error": odd})["error"]
     assert held_odd.get("kind") == "no-policy" and "trace" not in held_odd
+
+
+@pytest.mark.parametrize(
+    ("fault", "starts", "shown"),
+    [
+        ("text:3", "the answer is not JSON (", json_text(("not json " + "x" * 200)[:120])),
+        ("array:3", "the answer is not a JSON object: ", json_text([1, 2])),
+        ("latin:3", "the answer is not UTF-8 (", json_text(b"\xff" * 120)),
+    ],
+    ids=["not-json", "not-an-object", "not-utf-8"],
+)
+def test_spec_3_1_an_answer_line_that_is_not_a_json_object_is_that_call_s_protocol_error(
+    tmp_path, fault, starts, shown
+):
+    """SPEC.md §3.1: each answer is one line of UTF-8 JSON, an object. A line that is not is a
+    protocol failure of the call it answers, showing the line's first 120 characters."""
+    failure = failure_of(scripted(tmp_path, fault), [NEW, STEP])
+    assert (failure.kind, failure.call_index) == ("protocol", 1)
+    assert [answer["id"] for answer in failure.answers] == [2]
+    assert failure.detail.startswith(starts)
+    assert failure.detail.endswith(shown)
