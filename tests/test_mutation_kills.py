@@ -1396,6 +1396,7 @@ for raw in sys.stdin:
     answer = {"id": rid, "ok": True}
     if request["op"] == "hello":
         answer.update(protocol=1, implementation={"name": "s", "language": "py", "version": "0"})
+        answer["capabilities"] = []
     if f"text:{rid}" in faults:
         print("not json " + "x" * 200, flush=True)
         continue
@@ -1408,7 +1409,7 @@ for raw in sys.stdin:
         continue
     if f"null:{rid}" in faults:
         answer = {"id": None, "ok": False, "error": {"kind": "bad-request", "message": "what?"}}
-    written[rid] = json.dumps(answer)
+    written[rid] = json.dumps(answer, separators=(",", ":"))
     print(written[rid], flush=True)
     if f"twice:{rid}" in faults:
         print(written[rid], flush=True)
@@ -1565,3 +1566,41 @@ def test_spec_3_1_an_answer_line_that_is_not_a_json_object_is_that_call_s_protoc
     assert [answer["id"] for answer in failure.answers] == [2]
     assert failure.detail.startswith(starts)
     assert failure.detail.endswith(shown)
+
+
+def test_spec_3_1_an_extra_answer_read_where_a_later_one_is_due_is_never_taken_for_it(tmp_path):
+    """SPEC.md §3.1: an answer is matched to its request by id, even when it is written as
+    the plain ``{"id":N,"ok":true}`` the driver reads without a decoder: request 2's answer
+    written again where request 4's is due is an extra answer to the previous exchange."""
+    failure = failure_of(scripted(tmp_path, "late:2:3"), [NEW], [STEP, STEP])
+    assert (failure.kind, failure.call_index, failure.earlier) == ("protocol", 0, True)
+
+
+def test_spec_3_2_with_validate_protocol_even_a_plain_ok_answer_is_checked(tmp_path):
+    """With ``validate_protocol`` every answer meets its op's schema, the plain ``ok`` too: an
+    evict answered ``{"id":N,"ok":true}`` lacks its victims."""
+    script = tmp_path / "scripted_adapter.py"
+    script.write_text(SCRIPTED)
+    adapter = AdapterProcess([sys.executable, str(script)], validate_protocol=True)
+    adapter.start()
+    failure = failure_of(adapter, [NEW, STEP, {"op": "evict"}])
+    assert (failure.kind, failure.call_index) == ("protocol", 2)
+    assert failure.detail.startswith(
+        "the answer to evict does not validate against schema/protocol/response.schema.json"
+    )
+
+
+def test_an_adapter_process_receives_batches_in_the_order_they_were_sent():
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter.start()
+    try:
+        first = adapter.send([NEW])
+        second = adapter.send([STEP])
+        with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+            adapter.receive(second)
+        assert [answer["id"] for answer in adapter.receive(first)] == [2]
+        assert [answer["id"] for answer in adapter.receive(second)] == [3]
+        with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+            adapter.receive(second)
+    finally:
+        adapter.kill()
