@@ -8,11 +8,17 @@ vectors, never from the code under test.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import shlex
+import sys
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 
+from conformance.adapter.replay import replay
 from conformance.adapter.server import Session
 from conformance.judge import checker
 from conformance.judge.checker import (
@@ -32,16 +38,41 @@ from conformance.judge.outcomes import (
     answer_outcomes,
     expected_outcomes,
 )
+from conformance.mutants import lookup
 from conformance.policy import reference
+from conformance.policy.fast import fast_policy
+from conformance.runner.run import VectorRunner
 from conformance.spec import protocol
+from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.resources import suite_dir
-from conformance.spec.text import KEEP_ITEMS
+from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, json_text
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.stream import load_checks
-from conformance.suite.validation import reference_answers
-from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure
-from tests.support.runner_support import params, reference_vector
+from conformance.suite.tags import load_vocabulary
+from conformance.suite.validation import (
+    CheckDraft,
+    FloatLiteral,
+    check_document,
+    check_file,
+    check_problems,
+    parse_json,
+    realize,
+    reference_answers,
+    replay_problems,
+    rule_problems,
+    validate_paths,
+    weight_problem,
+)
+from conformance.suite.vectors import Vector, iter_vectors, parse_document
+from conformance.transport.session import (
+    AdapterFailure,
+    AdapterProcess,
+    AdapterStartError,
+    Handshake,
+    InProcessAdapter,
+    _bounded,
+)
+from tests.support.runner_support import REFERENCE_ARGV, broken, params, reference_vector
 
 _CHECKS = {check.id: check for check in load_checks([suite_dir()])}
 
@@ -747,3 +778,829 @@ def test_spec_2_1_params_already_parsed_parse_as_themselves():
         {"budget": 4, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
     )
     assert reference.Params.parse(parsed) == parsed
+
+
+# -- validation (suite/validation.py, SPEC.md §4.3, §4.4) ------------------------------------------
+
+#: Parameters the reference accepts (odd poolKernel) and parameters it refuses (even poolKernel,
+#: SPEC.md §2.1).
+ACCEPTED_PARAMS = params(2, 1, 2, 1)
+REFUSED_PARAMS = params(2, 1, 2, 2)
+
+
+def vector_document(
+    top: dict[str, Any],
+    calls: list[Any],
+    *,
+    canonical: bool,
+    tags: tuple[str, ...] = ("ties",),
+    vector_id: str = "rules/validation",
+) -> str:
+    """A vector file's text. ``canonical``: the layout the suite ships (the calls last, one a
+    line, which the loader reads line by line); else all on one line. A call given as a string
+    is written as that text (to write a weight's digits as they are)."""
+    head = {
+        "format": "snapkv-vector/1",
+        "id": vector_id,
+        "description": "A vector for the validation tests. Catches: nothing.",
+        "tags": list(tags),
+        **top,
+    }
+    written = [c if isinstance(c, str) else json.dumps(c, separators=(",", ":")) for c in calls]
+    if not canonical:
+        return json.dumps(head)[:-1] + ', "calls": [' + ", ".join(written) + "]}"
+    return (
+        json.dumps(head, indent=2)[:-2]
+        + ',\n  "calls": [\n'
+        + ",\n".join(f"    {line}" for line in written)
+        + "\n  ]\n}\n"
+    )
+
+
+def found(problems: list[Any]) -> list[tuple[str, str]]:
+    return [(problem.pointer, problem.reason) for problem in problems]
+
+
+#: The small vector of SPEC.md §2 (3 entries, budget 2, victims [1]) with its third step's
+#: weights to be filled in as text.
+def small_calls(third_step_weights: str) -> list[Any]:
+    return [
+        {"op": "new", "params": ACCEPTED_PARAMS, "seed": 0},
+        {"op": "step", "pos": 0, "attn": []},
+        {"op": "step", "pos": 1, "attn": [0.5]},
+        f'{{"op":"step","pos":2,"attn":[{third_step_weights}]}}',
+        {"op": "evict", "expect": {"victims": [1]}},
+    ]
+
+
+SMALL_TOP = {"params": ACCEPTED_PARAMS, "seed": 0}
+#: 0.1's float32 is 13421773 * 2^-27; its shortest round-trip decimal is 0.10000000149011612.
+FLOAT32_OF_TENTH = 13421773 * 2.0**-27
+#: The same float64 written with one more digit: numerically another decimal (SPEC.md §4.3).
+TENTH_LONGER = "0.100000001490116121"
+
+
+def test_the_float32_of_a_tenth_and_its_longer_spelling_are_what_the_tests_assume():
+    assert repr(FLOAT32_OF_TENTH) == "0.10000000149011612"
+    assert float(TENTH_LONGER) == FLOAT32_OF_TENTH
+
+
+@pytest.mark.parametrize("canonical", [True, False], ids=["by-line", "whole-file"])
+@pytest.mark.parametrize(
+    ("weights", "expected"),
+    [
+        ("0.5,0.25", []),
+        ("0.5,0.10000000149011612", []),
+        ("0.5,1.0000000149011612E-1", []),
+        ("16777216,0", []),
+        ("0.5,0.1", [("/calls/3/attn/1", "0.1 is not exactly a float32")]),
+        (f"0.5,{TENTH_LONGER}", [("/calls/3/attn/1", "not in shortest round-trip form")]),
+        # 2^60 + 1: a float64 reader rounds it to 2^60, a float32, but the integer is not one
+        ("1152921504606846977,3", [("/calls/3/attn/0", "is not exactly a float32")]),
+    ],
+)
+def test_spec_4_3_weights_of_a_call_that_must_succeed_are_judged_by_their_text(
+    weights, expected, canonical
+):
+    """SPEC.md §4.3: every weight of a call that must succeed is an exact float32 written as a
+    decimal numerically equal to its shortest round-trip form, or an integer literal of exactly
+    that value; judged whether the file is read line by line or whole."""
+    text = vector_document(SMALL_TOP, small_calls(weights), canonical=canonical)
+    problems = found(check_document(text, None)[1])
+    assert [pointer for pointer, _ in problems] == [pointer for pointer, _ in expected]
+    for (_, reason), (_, words) in zip(problems, expected, strict=True):
+        assert words in reason
+    # bytes are read as the file's bytes, the same way
+    assert found(check_document(text.encode(), None)[1]) == problems
+
+
+@pytest.mark.parametrize(
+    ("weights", "words"),
+    [("0.5,0.1", "0.1 is not exactly a float32"), (f"0.5,{TENTH_LONGER}", "shortest round-trip")],
+)
+def test_spec_4_3_rule_problems_judges_the_weights_of_data_read_keeping_literals(weights, words):
+    """SPEC.md §4.3 on data alone (no lines, no file to read again): its weights' own text."""
+    from conformance.suite.validation import parse_json
+
+    text = vector_document(SMALL_TOP, small_calls(weights), canonical=False)
+    data = parse_json(text, keep_literals=True)
+    problems = found(rule_problems(data, None, load_vocabulary()))
+    assert [pointer for pointer, _ in problems] == ["/calls/3/attn/1"]
+    assert words in problems[0][1]
+
+
+def test_spec_4_3_parse_json_keeps_a_float_s_text_only_when_asked():
+
+    assert type(parse_json("[0.50]")[0]) is float
+    assert isinstance(parse_json("[0.50]", keep_literals=True)[0], FloatLiteral)
+
+
+def test_spec_4_3_text_that_is_not_utf_8_is_a_problem_of_the_file_not_a_crash():
+    """SPEC.md §4.3 (strict JSON) and §3.1 (UTF-8 only): a document given as text holding a
+    lone surrogate, which no UTF-8 file can, is judged as the bytes it stands for: not valid
+    JSON, reported, never an exception."""
+    vector, problems = check_document('{"format":"snapkv-vector/1","id":"\ud800"}', None)
+    assert vector is None
+    assert [(p.pointer, p.reason.split(" (")[0]) for p in problems] == [
+        ("", "not valid JSON: not UTF-8")
+    ]
+
+
+def test_spec_4_3_the_weights_of_a_call_that_must_be_refused_may_be_anything():
+    """SPEC.md §4.3: only calls that must succeed have their weights judged."""
+    calls = [
+        {"op": "new", "params": ACCEPTED_PARAMS, "seed": 0},
+        {"op": "step", "pos": 0, "attn": []},
+        '{"op":"step","pos":0,"attn":[0.1],"expect":{"error":"invalid-position"}}',
+        '{"op":"step","pos":1,"attn":[0.1,0.1],"expect":{"error":"invalid-attention"}}',
+    ]
+    for canonical in (True, False):
+        text = vector_document(SMALL_TOP, calls, canonical=canonical)
+        assert found(check_document(text, None)[1]) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "starts"),
+    [
+        ("1e39", "1e39 is not exactly a float32 (it is beyond the float32 range)"),
+        ("-1E39", "-1E39 is not exactly a float32 (it is beyond the float32 range)"),
+        ("true", "true is not a number"),
+        ('"0.5"', '"0.5" is not a number'),
+        ("0.1", "0.1 is not exactly a float32 (the nearest float32 is 0.10000000149011612)"),
+    ],
+)
+def test_spec_4_3_a_weight_s_problem_quotes_the_weight_as_the_file_writes_it(text, starts):
+
+    reason = weight_problem(parse_json(text, keep_literals=True))
+    assert reason is not None and reason.startswith(starts), reason
+
+
+def refused_new_vector(params_value: Any, seed: Any) -> str:
+    new = {"op": "new", "params": params_value, "seed": seed, "expect": {"error": "invalid-params"}}
+    return vector_document({"params": params_value, "seed": seed}, [new], canonical=False)
+
+
+@pytest.mark.parametrize(
+    ("params_value", "seed", "pointers"),
+    [
+        ({**REFUSED_PARAMS, "budget": 2.0}, 0, ["/params/budget", "/calls/0/params/budget"]),
+        (REFUSED_PARAMS, 1.0, ["/seed", "/calls/0/seed"]),
+        (
+            [2.0, {"a/b": [1e0]}],
+            0,
+            ["/params/0", "/params/1/a~1b/0", "/calls/0/params/0", "/calls/0/params/1/a~1b/0"],
+        ),
+    ],
+)
+def test_spec_4_3_an_integral_float_where_an_integer_is_meant_is_named_where_it_is(
+    params_value, seed, pointers
+):
+    """SPEC.md §4.3: no integral value written with a fraction or exponent where an integer is
+    meant, however deep in params (a refused new may hold any params), each at its JSON
+    pointer (RFC 6901: "/" in a key is "~1"), at the top level and in the new alike."""
+    problems = found(check_document(refused_new_vector(params_value, seed), None)[1])
+    assert sorted(pointer for pointer, _ in problems) == sorted(pointers)
+    assert all("integral value written with a fraction or exponent" in r for _, r in problems)
+
+
+def test_spec_4_2_a_refused_new_alone_is_valid_and_one_more_call_is_the_one_problem():
+    """SPEC.md §4.2, §4.3: a vector whose new is refused has no other call; such a call is the
+    one problem named, not also replayed (it would only be refused with no-policy)."""
+    new = {"op": "new", "params": REFUSED_PARAMS, "seed": 0, "expect": {"error": "invalid-params"}}
+    top = {"params": REFUSED_PARAMS, "seed": 0}
+    assert found(check_document(vector_document(top, [new], canonical=True), None)[1]) == []
+    more = [new, {"op": "step", "pos": 0, "attn": []}, {"op": "evict", "expect": {"victims": []}}]
+    problems = found(check_document(vector_document(top, more, canonical=True), None)[1])
+    assert [pointer for pointer, _ in problems] == ["/calls/1"]
+    assert "must have no other call" in problems[0][1]
+
+
+def test_spec_4_3_a_replay_names_the_expected_victims_and_the_reference_s_refusal():
+    """SPEC.md §4.3: every expectation is reproduced by the reference; an evict it refuses is
+    named with the victims expected and the reference's own refusal, kind and message."""
+
+    new = {"op": "new", "params": REFUSED_PARAMS, "seed": 0, "expect": {"error": "invalid-params"}}
+    evict = {"op": "evict", "expect": {"victims": [0]}}
+    text = vector_document({"params": REFUSED_PARAMS, "seed": 0}, [new, evict], canonical=False)
+    vector = parse_document(text.encode()).vector()
+    answers = replay([call.request for call in vector.calls], fast_policy)
+    error = answers[1]["error"]
+    assert error["kind"] == "no-policy" and error["message"]
+    assert found(replay_problems(vector)) == [
+        (
+            "/calls/1/expect",
+            f"expected victims [0], but the reference refuses it with no-policy "
+            f"({error['message']})",
+        )
+    ]
+
+
+def test_spec_4_3_a_document_is_judged_at_the_path_it_is_given():
+    """SPEC.md §4.3: the path matches the id; the path given is the one judged and named."""
+
+    text = vector_document(SMALL_TOP, small_calls("0.5,0.25"), canonical=True)
+    problems = check_document(text, "elsewhere/other.json")[1]
+    assert found(problems) == [
+        (
+            "/id",
+            "id 'rules/validation' does not match the file path; "
+            "expected <dir>/rules/validation.json",
+        )
+    ]
+    assert problems[0].path == str(Path("elsewhere/other.json"))
+    assert check_document(text, "suite/rules/validation.json")[1] == []
+
+
+def test_spec_4_3_only_tags_of_the_vocabulary_given(tmp_path):
+    """SPEC.md §4.3: only tags of the vocabulary; a caller's vocabulary is the one judged."""
+
+    text = vector_document(SMALL_TOP, small_calls("0.5,0.25"), canonical=True, tags=("own",))
+    path = tmp_path / "rules" / "validation.json"
+    path.parent.mkdir()
+    path.write_text(text)
+    own = {"own": "a tag of this suite's vocabulary"}
+    assert found(check_document(text, None, tags=own)[1]) == []
+    assert found(check_file(path, tags=own)[1]) == []
+    unknown = ("/tags/0", "unknown tag 'own'; the vocabulary is vectors/TAGS.md")
+    assert found(check_document(text, None)[1]) == [unknown]
+    assert found(check_file(path)[1]) == [unknown]
+
+
+def tie_vector(tmp_path: Any) -> Any:
+    """Two entries that tie at 0.5: SPEC.md §2.4 evicts the lower position, 0."""
+    calls = small_calls("0.0,0.5")
+    calls[-1] = {"op": "evict", "expect": {"victims": [0]}}
+    path = tmp_path / "rules" / "validation.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(vector_document(SMALL_TOP, calls, canonical=True))
+    return path
+
+
+def test_spec_4_3_the_replay_runs_on_the_policy_given(tmp_path):
+    """SPEC.md §4.3 replays on the reference by default; a policy given is the one replayed
+    (here one that breaks ties to the higher position, SPEC.md §2.4)."""
+    from conformance.suite.validation import check_file
+
+    ties_to_higher = lookup("ties-to-higher-position").policy
+    path = tie_vector(tmp_path)
+    wrong = [("/calls/4/expect", "expected victims [0], the reference returns [1]")]
+    assert found(check_file(path)[1]) == []
+    assert found(check_file(path, factory=ties_to_higher)[1]) == wrong
+    assert found(validate_paths([path]).problems) == []
+    assert found(validate_paths([path], factory=ties_to_higher).problems) == wrong
+
+
+def test_validate_paths_counts_every_file_and_goes_on_past_a_root_it_cannot_walk(tmp_path):
+
+    first_file = tie_vector(tmp_path / "a")
+    other = tmp_path / "b" / "rules" / "other.json"
+    other.parent.mkdir(parents=True)
+    other.write_text(first_file.read_text().replace("rules/validation", "rules/other"))
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    missing = tmp_path / "missing"
+    report = validate_paths([missing, tmp_path / "a", tmp_path / "b", empty])
+    assert report.files == 2
+    assert report.summary() == "2 vector file(s) checked: 2 invalid, 2 problem(s)"
+    first, second = report.problems
+    assert first.path == str(missing) and "no such file or directory" in first.reason
+    assert (second.path, second.pointer, second.reason) == (
+        str(empty),
+        "",
+        "no vector files (*.json) found",
+    )
+    assert isinstance(second, VectorError)
+
+
+# -- validation of protocol checks (SPEC.md §4.4) --------------------------------------------------
+
+
+def check_data(name: str) -> dict[str, Any]:
+    return json.loads((suite_dir() / "protocol" / f"{name}.json").read_text())
+
+
+def test_spec_4_4_a_committed_check_with_latitude_is_what_the_reference_answers(tmp_path):
+    """SPEC.md §4.4: a check's expectations are the reference's answers, including the
+    latitude an expectation allows; a committed check with latitude is valid."""
+
+    data = check_data("deep-nesting")
+    assert any("latitude" in item for item in data["expect"])
+    path = tmp_path / "protocol" / "deep-nesting.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data))
+    assert check_file(path)[1] == []
+
+
+def test_spec_4_4_a_check_file_s_problems_name_the_file_and_say_what_is_wrong(tmp_path):
+    """SPEC.md §4.4: the check's id matches its path; its problems are the file's, each
+    ``pointer: reason`` (the pointer within the check) as one reason of the file."""
+
+    data = check_data("victims-empty-list")
+    path = tmp_path / "protocol" / "elsewhere.json"
+    path.parent.mkdir()
+    path.write_text(json.dumps(data))
+    problems = check_file(path)[1]
+    assert [(p.path, p.pointer, p.reason) for p in problems] == [
+        (str(path), "", "/id: 'protocol/victims-empty-list' does not match the file's path")
+    ]
+
+
+def test_spec_4_4_a_check_s_schema_problems_carry_their_pointers():
+
+    data = check_data("victims-empty-list")
+    del data["rule"]
+    assert check_problems(data, None) == ["/: 'rule' is a required property"]
+    data = check_data("victims-empty-list")
+    data["expect"][2]["ok"] = "yes"
+    assert "/expect/2/ok: 'yes' is not of type 'boolean'" in check_problems(data, None)
+
+
+def test_spec_4_4_expectations_that_are_not_the_reference_s_answers():
+    """SPEC.md §4.4: a check's expectations are the reference's answers: other victims, and an
+    outcome the reference does not give (named with the check, the line and both outcomes)."""
+
+    data = check_data("victims-empty-list")
+    data["expect"][2]["victims"] = [0]
+    assert check_problems(data, None) == ["/expect: not what the reference answers"]
+    data = check_data("victims-empty-list")
+    data["expect"][2] = {"line": 2, "id": 3, "ok": False, "error": "no-policy"}
+    assert check_problems(data, None) == [
+        "/expect: not what the reference answers: protocol/victims-empty-list: "
+        "line 2 meant no-policy, the reference says ok"
+    ]
+
+
+def test_spec_4_4_a_draft_whose_outcomes_do_not_count_its_answered_lines_is_refused():
+
+    data = check_data("victims-empty-list")
+    send = tuple(data["send"])
+    outcomes = ("ok",) * len(data["expect"])
+    draft = CheckDraft("rules-draft", "a rule", "What it pins.", "a mistake.", send, outcomes)
+    realized = realize(draft)
+    assert realized.description == "What it pins. Catches: a mistake."
+    assert realized.expect == tuple(data["expect"])
+    with pytest.raises(GenerationError, match=r"5 answered lines, 4 outcomes, 5 answers"):
+        realize(dataclasses.replace(draft, outcomes=outcomes[:-1]))
+
+
+# -- the transport (transport/session.py, SPEC.md §3) ----------------------------------------------
+
+IMPLEMENTATION = {"name": "in-process port", "language": "python", "version": "9"}
+NEW = {"op": "new", "params": ACCEPTED_PARAMS, "seed": 0}
+
+
+def test_spec_3_2_the_report_s_adapter_is_what_the_hello_answer_said():
+    """SPEC.md §3.2: the answer to hello names the implementation (name, language, version),
+    the protocol and the capabilities; the report's ``adapter`` keeps them under those names
+    (schema/report.schema.json)."""
+    handshake = Handshake("port", "c", "1.0", 1, ("scores",))
+    assert handshake.to_json() == {
+        "implementation": {"name": "port", "language": "c", "version": "1.0"},
+        "protocol": 1,
+        "capabilities": ["scores"],
+    }
+
+
+def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
+    """SPEC.md §3.1, §3.2: every request gets the next id of one counter, hello's being 1, and
+    each answer echoes its request's id, batch after batch; batches are received in the order
+    they were sent; a closed adapter answers nothing."""
+    adapter = InProcessAdapter(implementation=IMPLEMENTATION)
+    assert not adapter.running
+    assert adapter.handshake is None  # what tells a runner to start it (runner.run)
+    assert adapter.stderr_tail() == ""  # no process, no stderr to show
+    with pytest.raises(RuntimeError, match=r"^the adapter is not running; call start\(\) first$"):
+        adapter.send([{"op": "bye"}])
+    handshake = adapter.start()
+    assert (handshake.name, handshake.language, handshake.version) == tuple(IMPLEMENTATION.values())
+    assert adapter.running
+    steps = [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "evict"}]
+    assert [answer["id"] for answer in adapter.exchange(steps)] == [2, 3, 4]
+    assert [answer["id"] for answer in adapter.exchange(steps[1:])] == [5, 6]
+    first = adapter.send([{"op": "evict"}])
+    second = adapter.send([{"op": "evict"}])
+    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+        adapter.receive(second)
+    assert [answer["id"] for answer in adapter.receive(first)] == [7]
+    assert [answer["id"] for answer in adapter.receive(second)] == [8]
+    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+        adapter.receive(second)
+    adapter.close()
+    assert not adapter.running
+    with pytest.raises(RuntimeError, match="not running"):
+        adapter.send([{"op": "bye"}])
+    adapter.restart()
+    assert [answer["id"] for answer in adapter.exchange([NEW])] == [2]
+
+
+class PlantedError(Exception):
+    """What the policy below raises: a bug a real adapter would die of."""
+
+
+def policy_raising_at_position_1(params: Any, seed: int = 0) -> Any:
+    policy = reference.new_policy(params, seed)
+    step = policy.step
+
+    def raising(pos: Any, attn: Any) -> None:
+        if pos == 1:
+            raise PlantedError("planted")
+        step(pos, attn)
+
+    policy.step = raising
+    return policy
+
+
+def test_a_policy_that_raises_in_process_is_a_crash_of_its_call_and_of_later_exchanges():
+    """A process whose policy raised would die: the call being answered is a crash (kind
+    ``crash``, that call's index, the answers before it, the error as its cause), and every
+    later exchange crashes at once, until the adapter is started again."""
+    adapter = InProcessAdapter(policy_raising_at_position_1)
+    adapter.start()
+    ticket = adapter.send(
+        [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "step", "pos": 1, "attn": [0.5]}]
+    )
+    with pytest.raises(AdapterFailure) as caught:
+        adapter.receive(ticket)
+    failure = caught.value
+    assert (failure.kind, failure.call_index, failure.detail) == (
+        "crash",
+        2,
+        "the in-process adapter raised PlantedError: planted",
+    )
+    assert [answer["id"] for answer in failure.answers] == [2, 3]
+    assert isinstance(failure.__cause__, PlantedError)
+    assert not adapter.running
+    later = adapter.send([{"op": "evict"}])
+    with pytest.raises(AdapterFailure) as caught:
+        adapter.receive(later)
+    assert (caught.value.kind, caught.value.call_index, caught.value.detail) == (
+        "crash",
+        0,
+        "the in-process adapter had crashed before",
+    )
+    assert caught.value.answers == []
+    adapter.restart()
+    assert adapter.exchange([NEW])[0]["ok"] is True
+
+
+def test_a_cancelled_adapter_process_never_starts():
+    """An interrupted run cancels its adapters: a start after that fails, killing what it
+    started."""
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter.cancel()
+    with pytest.raises(AdapterStartError, match=r"^the run was interrupted$"):
+        adapter.start()
+    assert not adapter.running
+
+
+def validated_evict_failure(field: str, text: str) -> tuple[AdapterFailure, dict[str, Any]]:
+    """Run new, a step and an evict with ``validate_protocol`` against an adapter that sets
+    the evict answer's ``field`` to the JSON ``text``; the failure and the answer it judged."""
+    adapter = AdapterProcess(
+        [*broken("rewritten_field"), "evict", field, text], validate_protocol=True
+    )
+    adapter.start()
+    try:
+        with pytest.raises(AdapterFailure) as caught:
+            adapter.exchange([NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "evict"}])
+    finally:
+        adapter.close()
+    answer = {"id": 4, "ok": True, "victims": [], field: json.loads(text)}
+    return caught.value, answer
+
+
+@pytest.mark.parametrize(
+    ("field", "text", "first", "more"),
+    [
+        ("note", '"extra"', "/: Additional properties are not allowed ('note' was unexpected)", ""),
+        (
+            "victims",
+            '[-1,"x"]',
+            "/victims/0: -1 is less than the minimum of 0",
+            " (and 1 more)",
+        ),
+    ],
+)
+def test_spec_3_2_with_validate_protocol_an_answer_must_validate_against_its_op_s_schema(
+    field, text, first, more
+):
+    """SPEC.md §3.2 and the shipped schema/protocol/response.schema.json (closed): with
+    ``validate_protocol`` an evict answer with a field v1 does not define, or victims that are
+    not positions, is a protocol failure of that call, naming the schema's first problem, how
+    many more there are, and the answer."""
+    failure, answer = validated_evict_failure(field, text)
+    assert (failure.kind, failure.call_index) == ("protocol", 2)
+    assert [a["id"] for a in failure.answers] == [2, 3]
+    assert failure.detail == (
+        "the answer to evict does not validate against schema/protocol/response.schema.json: "
+        f"{first}{more}: {json.dumps(answer)}"
+    )
+
+
+def test_spec_3_2_a_second_answer_to_hello_fails_the_start_showing_the_adapter_s_stderr():
+    """SPEC.md §3.2: hello is answered once, when asked. An adapter that answered before it
+    was asked has its real answer arrive with id 1 after the handshake: a failed start, which
+    shows what the adapter wrote to stderr (where a porter looks first)."""
+    script = f"echo early-bird-on-stderr >&2; exec {shlex.join(broken('hello_before_asked'))}"
+    adapter = AdapterProcess(["sh", "-c", script])
+    adapter.start()
+    try:
+        with pytest.raises(AdapterStartError) as caught:
+            adapter.exchange([NEW])
+    finally:
+        adapter.close()
+    assert caught.value.message.startswith("the adapter answered hello twice")
+    assert "early-bird-on-stderr" in caught.value.stderr_tail
+
+
+# -- the fast path (policy/fast.py, SPEC.md §2.4) --------------------------------------------------
+
+
+def test_spec_2_4_the_fast_path_evicts_the_lowest_pooled_scores_among_thousands():
+    """SPEC.md §2.4: evict removes the ``excess`` candidates of lowest (pooled score, position).
+    5,000 candidates of distinct scores and 1,666 victims: a size where numpy's partition leaves
+    the entries after the one it was asked to place in no particular order, so a threshold read
+    one place off is wrong. The victims are derived here by sorting, not by the policy."""
+    weights = np.random.default_rng(217).random(5000).astype(np.float32)
+    # one ring slot and a pooling kernel of 1: each candidate's pooled score is its weight
+    policy = fast_policy({"budget": 3335, "recentWindow": 1, "obsWindow": 1, "poolKernel": 1})
+    for position in range(5000):
+        policy.step(position, None)
+    policy.step(5000, [float(weight) for weight in weights])  # 5001 kept, 5000 candidates
+    ranked = sorted(range(5000), key=lambda i: (float(weights[i]), i))
+    assert policy.evict() == sorted(ranked[:1666])
+
+
+@pytest.mark.parametrize(
+    ("before", "attn"),
+    [([], [1]), ([[]], [0.5, 1]), ([[]], [0.5, None])],
+    ids=["one-weight-with-none-kept", "an-extra-integer", "an-extra-null"],
+)
+def test_spec_2_3_the_fast_path_refuses_attention_of_the_wrong_length_as_the_reference_does(
+    before, attn
+):
+    """SPEC.md §2.3: ``attn`` has one weight per kept position, else ``invalid-attention``;
+    the fast path refuses with the reference's kind and words, whatever the list holds (here
+    floats enough for the kept positions plus one value that is not a float)."""
+    refusals = []
+    for make in (reference.new_policy, fast_policy):
+        policy = make(ACCEPTED_PARAMS, 0)
+        for position, weights in enumerate(before):
+            policy.step(position, weights)
+        with pytest.raises(reference.PolicyError) as caught:
+            policy.step(len(before), attn)
+        refusals.append((caught.value.kind, caught.value.message))
+    assert refusals[0][0] == "invalid-attention"
+    assert refusals[1] == refusals[0]
+
+
+def test_spec_3_2_the_fast_path_s_positions_stay_integers_as_its_arrays_grow():
+    """SPEC.md §3.2: victims are a list of integers. Past the fast path's first 16 rows its
+    arrays grow; 40 entries of equal (zero) score, budget 20, one protected: the victims are
+    positions 0 to 19 (SPEC.md §2.4, the lower position first), each a Python int, so the
+    answer writes ``0``, never ``0.0``."""
+    policy = fast_policy({"budget": 20, "recentWindow": 1, "obsWindow": 2, "poolKernel": 1})
+    for position in range(40):
+        policy.step(position, None)
+    victims = policy.evict()
+    assert json.dumps(victims) == json.dumps(list(range(20)))
+    assert json.dumps(policy.kept) == json.dumps(list(range(20, 40)))
+
+
+def test_spec_2_3_a_port_reading_decimals_straight_to_float32_is_caught_in_process_too():
+    """SPEC.md §2.3 reads a weight as the nearest float64 first, then narrows; SPEC.md §4.3
+    has runners send each weight as the file writes it. A port that parses the decimal straight
+    to float32 (the catalogued ``single-rounding``) reads that text, so in process it must get
+    the request line's text too: rounding/many-digits-sent-as-written then catches it (wrong
+    victims), as it does over a pipe, while the reference passes."""
+    (vector,) = iter_vectors([suite_dir() / "rounding" / "many-digits-sent-as-written.json"])
+    single = lookup("single-rounding")
+    caught = VectorRunner(InProcessAdapter(single.factory, single.implementation())).run(vector)
+    assert caught.verdict == WRONG_VICTIMS
+    assert VectorRunner(InProcessAdapter()).run(vector).passed
+
+
+#: An adapter that answers every request with ok (hello as protocol v1 asks), and faults named
+#: on its command line: ``twice:N`` answers request N twice at once, ``late:N:M`` writes request
+#: N's answer again after answering M, ``null:N`` answers N as unreadable (id null), ``text:N``,
+#: ``array:N`` and ``latin:N`` answer N with a long line that is not JSON, a JSON array, and
+#: 200 bytes that are not UTF-8.
+SCRIPTED = """
+import json, sys
+
+faults = sys.argv[1:]
+written = {}
+for raw in sys.stdin:
+    request = json.loads(raw)
+    rid = request["id"]
+    answer = {"id": rid, "ok": True}
+    if request["op"] == "hello":
+        answer.update(protocol=1, implementation={"name": "s", "language": "py", "version": "0"})
+        answer["capabilities"] = []
+    if f"text:{rid}" in faults:
+        print("not json " + "x" * 200, flush=True)
+        continue
+    if f"array:{rid}" in faults:
+        print("[1, 2]", flush=True)
+        continue
+    if f"latin:{rid}" in faults:
+        sys.stdout.buffer.write(b"\\xff" * 200 + b"\\n")
+        sys.stdout.flush()
+        continue
+    if f"null:{rid}" in faults:
+        answer = {"id": None, "ok": False, "error": {"kind": "bad-request", "message": "what?"}}
+    written[rid] = json.dumps(answer, separators=(",", ":"))
+    print(written[rid], flush=True)
+    if f"twice:{rid}" in faults:
+        print(written[rid], flush=True)
+    for fault in faults:
+        if fault.startswith("late:") and fault.endswith(f":{rid}"):
+            print(written[int(fault.split(":")[1])], flush=True)
+    if request["op"] == "bye":
+        break
+"""
+
+
+def scripted(tmp_path: Path, *faults: str) -> AdapterProcess:
+    script = tmp_path / "scripted_adapter.py"
+    script.write_text(SCRIPTED)
+    adapter = AdapterProcess([sys.executable, str(script), *faults], timeout=20)
+    adapter.start()
+    return adapter
+
+
+STEP = {"op": "step", "pos": 0, "attn": []}
+
+
+def failure_of(adapter: AdapterProcess, *batches: list[dict[str, Any]]) -> AdapterFailure:
+    """The failure of the last of ``batches`` (the ones before it must pass)."""
+    try:
+        for batch in batches[:-1]:
+            adapter.exchange(batch)
+        with pytest.raises(AdapterFailure) as caught:
+            adapter.exchange(batches[-1])
+    finally:
+        adapter.kill()
+    return caught.value
+
+
+def test_spec_3_1_a_request_answered_twice_in_its_exchange_is_blamed(tmp_path):
+    """SPEC.md §3.1: one answer per request, in order. Request 0 of an exchange answered twice
+    is blamed (not the request after it), with both ids."""
+    failure = failure_of(scripted(tmp_path, "twice:2"), [NEW, STEP])
+    assert (failure.kind, failure.call_index, failure.earlier) == ("protocol", 0, False)
+    assert failure.detail == (
+        "request 0 of this exchange was answered twice (a second answer with id 2 came where "
+        "the answer with id 3 was due)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("faults", "batches", "blamed"),
+    [
+        # the first request of the previous exchange, answered again
+        (("twice:2",), [[NEW], [STEP]], 0),
+        # request 2 answered again three exchanges later: older than the previous exchange
+        (("late:2:4",), [[NEW], [STEP], [STEP], [STEP]], -1),
+    ],
+    ids=["previous-exchange", "older-exchange"],
+)
+def test_spec_3_1_an_extra_answer_to_an_earlier_exchange_is_placed_there(
+    tmp_path, faults, batches, blamed
+):
+    """SPEC.md §3.1: an extra answer that arrives after its exchange belongs to that exchange
+    (``earlier``): placed at its request's index in the previous exchange, -1 when older."""
+    failure = failure_of(scripted(tmp_path, *faults), *batches)
+    assert (failure.kind, failure.call_index, failure.earlier) == ("protocol", blamed, True)
+    assert failure.detail == (
+        "an extra answer with id 2 arrived after all answers to its exchange: "
+        "the adapter answered that request twice"
+    )
+
+
+def test_spec_3_3_an_answer_with_id_null_says_the_request_was_not_read(tmp_path):
+    """SPEC.md §3.3: a request an adapter cannot read is refused with id null; the failure
+    is that request's, and shows the adapter's error."""
+    failure = failure_of(scripted(tmp_path, "null:3"), [NEW, STEP])
+    assert (failure.kind, failure.call_index) == ("protocol", 1)
+    error = {"kind": "bad-request", "message": "what?"}
+    assert failure.detail == (
+        f"the adapter could not read the request (it answered with id null: {json_text(error)})"
+    )
+
+
+def test_spec_3_2_a_wrong_answer_to_bye_is_a_problem_of_closing_named_in_words(tmp_path):
+    """SPEC.md §3.2: bye is answered like any request. A wrong answer to it, or a second
+    answer to hello found while waiting for it, is a problem of closing, in words a report can
+    show."""
+    unreadable = scripted(tmp_path, "null:2")  # bye is request 2
+    unreadable.close()
+    assert unreadable.close_problems[0].startswith(
+        "the answer to bye was wrong: the adapter could not read the request"
+    )
+    hello_twice = scripted(tmp_path, "twice:1")
+    hello_twice.close()
+    assert hello_twice.close_problems[0].startswith("the adapter answered hello twice")
+
+
+def test_an_adapter_process_not_started_has_no_stderr_to_show_and_answers_nothing():
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    assert adapter.stderr_tail() == ""
+    with pytest.raises(RuntimeError, match=r"^the adapter is not running; call start\(\) first$"):
+        adapter.send([NEW])
+
+
+def test_a_failure_of_an_unknown_kind_is_refused_naming_it():
+    with pytest.raises(ValueError, match=r"^unknown failure kind 'hang'$"):
+        AdapterFailure("hang", 0, "detail")
+    assert AdapterFailure("crash", 0, "detail").stderr_tail == ""
+
+
+def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_dropped():
+    """What a vector holds in flight is bounded by its calls, not by what the adapter writes:
+    a refusal's message is cut to KEEP_TEXT characters, fields no rule reads are dropped, and
+    an answer holding only judged fields with a short error is kept as it is."""
+    long = {"id": 3, "ok": False, "error": {"kind": "invalid-position", "message": "x" * 10**6}}
+    held = _bounded(long)
+    assert held["error"]["kind"] == "invalid-position"
+    assert len(held["error"]["message"]) <= KEEP_TEXT + 100
+    # an error that is not an object is judged as such (a protocol error), and shown capped
+    text = _bounded({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
+    assert text.startswith("zzz") and len(text) <= KEEP_TEXT + 100
+    chatty = {"id": 3, "ok": True, "victims": [1], "note": "y" * 10**6}
+    assert _bounded(chatty) == {"id": 3, "ok": True, "victims": [1]}
+    plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
+    assert _bounded(plain) == plain
+    # a short error is held as the adapter wrote it, whatever it holds: the judge names its faults
+    for error in ({"kind": "no-policy"}, {"kind": "no-policy", "message": 5}, {"message": "m"}):
+        assert _bounded({"id": 3, "ok": False, "error": error})["error"] == error
+    # a long one keeps its kind and its message, capped, and nothing else
+    chatty_error = {"kind": "no-policy", "message": "m", "trace": "y" * 10**6}
+    assert _bounded({"id": 3, "ok": False, "error": chatty_error})["error"] == {
+        "kind": "no-policy",
+        "message": "m",
+    }
+    no_kind = {"message": "x" * 10**6}
+    assert _bounded({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
+    odd = {"kind": "no-policy", "message": 5, "trace": "y" * 10**6}
+    held_odd = _bounded({"id": 3, "ok": False, "error": odd})["error"]
+    assert held_odd.get("kind") == "no-policy" and "trace" not in held_odd
+
+
+@pytest.mark.parametrize(
+    ("fault", "starts", "shown"),
+    [
+        ("text:3", "the answer is not JSON (", json_text(("not json " + "x" * 200)[:120])),
+        ("array:3", "the answer is not a JSON object: ", json_text([1, 2])),
+        ("latin:3", "the answer is not UTF-8 (", json_text(b"\xff" * 120)),
+    ],
+    ids=["not-json", "not-an-object", "not-utf-8"],
+)
+def test_spec_3_1_an_answer_line_that_is_not_a_json_object_is_that_call_s_protocol_error(
+    tmp_path, fault, starts, shown
+):
+    """SPEC.md §3.1: each answer is one line of UTF-8 JSON, an object. A line that is not is a
+    protocol failure of the call it answers, showing the line's first 120 characters."""
+    failure = failure_of(scripted(tmp_path, fault), [NEW, STEP])
+    assert (failure.kind, failure.call_index) == ("protocol", 1)
+    assert [answer["id"] for answer in failure.answers] == [2]
+    assert failure.detail.startswith(starts)
+    assert failure.detail.endswith(shown)
+
+
+def test_spec_3_1_an_extra_answer_read_where_a_later_one_is_due_is_never_taken_for_it(tmp_path):
+    """SPEC.md §3.1: an answer is matched to its request by id, even when it is written as
+    the plain ``{"id":N,"ok":true}`` the driver reads without a decoder: request 2's answer
+    written again where request 4's is due is an extra answer to the previous exchange."""
+    failure = failure_of(scripted(tmp_path, "late:2:3"), [NEW], [STEP, STEP])
+    assert (failure.kind, failure.call_index, failure.earlier) == ("protocol", 0, True)
+
+
+def test_spec_3_2_with_validate_protocol_even_a_plain_ok_answer_is_checked(tmp_path):
+    """With ``validate_protocol`` every answer meets its op's schema, the plain ``ok`` too: an
+    evict answered ``{"id":N,"ok":true}`` lacks its victims."""
+    script = tmp_path / "scripted_adapter.py"
+    script.write_text(SCRIPTED)
+    adapter = AdapterProcess([sys.executable, str(script)], validate_protocol=True)
+    adapter.start()
+    failure = failure_of(adapter, [NEW, STEP, {"op": "evict"}])
+    assert (failure.kind, failure.call_index) == ("protocol", 2)
+    assert failure.detail.startswith(
+        "the answer to evict does not validate against schema/protocol/response.schema.json"
+    )
+
+
+def test_an_adapter_process_receives_batches_in_the_order_they_were_sent():
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter.start()
+    try:
+        first = adapter.send([NEW])
+        second = adapter.send([STEP])
+        with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+            adapter.receive(second)
+        assert [answer["id"] for answer in adapter.receive(first)] == [2]
+        assert [answer["id"] for answer in adapter.receive(second)] == [3]
+        with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+            adapter.receive(second)
+    finally:
+        adapter.kill()

@@ -1,5 +1,5 @@
 """Adapter protocol v1 (SPEC.md §3) in one place: version, ops, error kinds, the strict JSON
-codec, and typed requests and answers with their shape rules.
+codec, typed requests, and the shape rules of requests and answers.
 
 Everything that reads or writes protocol or vector JSON goes through :func:`decode` and
 :func:`encode`: the reference server (:mod:`conformance.adapter.server`), the driver reading
@@ -389,73 +389,17 @@ def parse_request(message: Any, implemented: Sequence[str] = OPS) -> Request:
     return kind(request_id, *(message[name] for name in kind.required))
 
 
-# -- typed answers ----------------------------------------------------------------------------
+# -- the answer to hello ----------------------------------------------------------------------
 
 
 @dataclass(frozen=True)
 class HelloAnswer:
+    """What :func:`parse_hello_answer` read from a well-formed answer to ``hello``."""
+
     id: int
     protocol: int
     implementation: Mapping[str, str]
     capabilities: tuple[str, ...]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "ok": True,
-            "protocol": self.protocol,
-            "implementation": dict(self.implementation),
-            "capabilities": list(self.capabilities),
-        }
-
-
-@dataclass(frozen=True)
-class Ack:
-    """The answer to ``new``, ``step`` and ``bye``."""
-
-    id: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "ok": True}
-
-
-@dataclass(frozen=True)
-class Victims:
-    id: int
-    victims: Sequence[int]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"id": self.id, "ok": True, "victims": list(self.victims)}
-
-
-@dataclass(frozen=True)
-class ScoresAnswer:
-    id: int
-    positions: Sequence[int]
-    sums: Sequence[float]
-    pooled: Sequence[float]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id,
-            "ok": True,
-            "positions": list(self.positions),
-            "sums": list(self.sums),
-            "pooled": list(self.pooled),
-        }
-
-
-@dataclass(frozen=True)
-class Refusal:
-    id: int | None
-    kind: str
-    message: str
-
-    def to_json(self) -> dict[str, Any]:
-        return refusal(self.id, self.kind, self.message)
-
-
-Answer = HelloAnswer | Ack | Victims | ScoresAnswer | Refusal
 
 
 def refusal(request_id: Any, kind: str, message: str) -> dict[str, Any]:
@@ -468,7 +412,7 @@ def answer_problem(answer: Mapping[str, Any], op: str) -> str | None:
 
     The id is the driver's to check. Extra fields are allowed (extensions are additive); the
     contents of ``victims`` are judged as invariants, not here. ``hello`` answers are judged by
-    :func:`hello_problem`.
+    :func:`parse_hello_answer`.
     """
     ok = answer.get("ok")
     if ok is False:
@@ -506,24 +450,6 @@ def scores_problem(answer: Mapping[str, Any]) -> str | None:
         if len(values) != len(positions):
             return f"scores has {len(positions)} positions but {len(values)} {name}"
     return None
-
-
-def parse_answer(answer: Mapping[str, Any], op: str) -> Answer:
-    """The typed answer to a request of ``op``; raise ValueError naming the broken shape rule."""
-    problem = answer_problem(answer, op)
-    if problem is not None:
-        raise ValueError(problem)
-    request_id: Any = answer.get("id")  # the driver has checked it
-    if answer["ok"] is False:
-        error = answer["error"]
-        return Refusal(request_id, error["kind"], error["message"])
-    if op == "hello":
-        return parse_hello_answer(answer)
-    if op == "evict":
-        return Victims(request_id, answer["victims"])  # its contents are invariants
-    if op == "scores":
-        return ScoresAnswer(request_id, answer["positions"], answer["sums"], answer["pooled"])
-    return Ack(request_id)
 
 
 def parse_hello_answer(answer: Any) -> HelloAnswer:
