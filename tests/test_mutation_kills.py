@@ -46,6 +46,7 @@ from conformance.spec import protocol
 from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.resources import suite_dir
 from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, json_text
+from conformance.suite import validation
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.stream import load_checks
 from conformance.suite.tags import load_vocabulary
@@ -992,6 +993,25 @@ def test_spec_4_3_a_replay_names_the_expected_victims_and_the_reference_s_refusa
             f"expected victims [0], but the reference refuses it with no-policy "
             f"({error['message']})",
         )
+    ]
+
+
+def test_spec_4_3_a_mismatch_in_a_later_replay_batch_is_named_at_its_own_call(monkeypatch):
+    """SPEC.md §4.3: validate replays a long vector a batch of calls at a time; a wrong
+    expectation past the first batch is named at its own call's pointer."""
+    requests = [{"op": "new", "params": params(2, 0, 1, 1), "seed": 0}]
+    for pos in range(4):
+        requests.append({"op": "step", "pos": pos, "attn": [0.5] * min(pos, 2) if pos else None})
+        requests.append({"op": "evict"})
+    vector = reference_vector("kills/batches", requests)
+    last = len(vector.calls) - 1
+    wrong = dataclasses.replace(vector.calls[last], expect={"victims": [0]})
+    right = vector.calls[last].expected_victims
+    assert right != [0]
+    vector = dataclasses.replace(vector, calls=(*vector.calls[:last], wrong))
+    monkeypatch.setattr(validation, "REPLAY_BATCH", 2)
+    assert found(replay_problems(vector)) == [
+        (f"/calls/{last}/expect", f"expected victims [0], the reference returns {right}")
     ]
 
 
