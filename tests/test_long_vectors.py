@@ -289,3 +289,14 @@ def test_triage_leaves_a_long_vector_out_and_says_so(tmp_path, capsys):
     assert "  not replayed, more than 10,000 calls each: memory/long\n" in out
     triage = json.loads(report.read_text())["triage"]
     assert triage["left_out"] == ["memory/long"] and triage["failing"] == 1
+
+
+def test_a_vector_counts_as_long_by_its_calls_not_its_file_s_lines(tmp_path):
+    """Triage's 'more than 10,000 calls each' is exact: a file of exactly LONG_VECTOR calls
+    (more than that many lines, with its header) is not long; one call more is."""
+    calls = long_calls(LONG_VECTOR + 1)
+    exactly = write(tmp_path / "a" / "memory" / "long.json", calls[:LONG_VECTOR])
+    over = write(tmp_path / "b" / "memory" / "long.json", calls)
+    assert exactly.read_bytes().count(b"\n") > LONG_VECTOR
+    assert not SuiteEntry("memory/long", exactly).is_long()
+    assert SuiteEntry("memory/long", over).is_long()

@@ -1181,6 +1181,19 @@ def test_spec_3_2_the_report_s_adapter_is_what_the_hello_answer_said():
     }
 
 
+def assert_batches_received_in_order(adapter: Any, first: Any, second: Any, first_id: int) -> None:
+    """Two batches sent one after the other are received in that order only (SPEC.md §3.1):
+    the second first is refused, each answers with its own id, and one received is gone."""
+    first_batch = adapter.send([first])
+    second_batch = adapter.send([second])
+    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+        adapter.receive(second_batch)
+    assert [answer["id"] for answer in adapter.receive(first_batch)] == [first_id]
+    assert [answer["id"] for answer in adapter.receive(second_batch)] == [first_id + 1]
+    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
+        adapter.receive(second_batch)
+
+
 def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
     """SPEC.md §3.1, §3.2: every request gets the next id of one counter, hello's being 1, and
     each answer echoes its request's id, batch after batch; batches are received in the order
@@ -1197,14 +1210,7 @@ def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
     steps = [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "evict"}]
     assert [answer["id"] for answer in adapter.exchange(steps)] == [2, 3, 4]
     assert [answer["id"] for answer in adapter.exchange(steps[1:])] == [5, 6]
-    first = adapter.send([{"op": "evict"}])
-    second = adapter.send([{"op": "evict"}])
-    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
-        adapter.receive(second)
-    assert [answer["id"] for answer in adapter.receive(first)] == [7]
-    assert [answer["id"] for answer in adapter.receive(second)] == [8]
-    with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
-        adapter.receive(second)
+    assert_batches_received_in_order(adapter, {"op": "evict"}, {"op": "evict"}, 7)
     adapter.close()
     assert not adapter.running
     with pytest.raises(RuntimeError, match="not running"):
@@ -1614,13 +1620,6 @@ def test_an_adapter_process_receives_batches_in_the_order_they_were_sent():
     adapter = AdapterProcess(REFERENCE_ARGV)
     adapter.start()
     try:
-        first = adapter.send([NEW])
-        second = adapter.send([STEP])
-        with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
-            adapter.receive(second)
-        assert [answer["id"] for answer in adapter.receive(first)] == [2]
-        assert [answer["id"] for answer in adapter.receive(second)] == [3]
-        with pytest.raises(RuntimeError, match=r"^receive batches in the order they were sent$"):
-            adapter.receive(second)
+        assert_batches_received_in_order(adapter, NEW, STEP, 2)
     finally:
         adapter.kill()

@@ -90,7 +90,7 @@ class SuiteEntry:
         lines (:data:`~conformance.suite.vectors.LONG_VECTOR`)."""
         try:
             data = self.path.read_bytes()
-            if data.count(b"\n") > LONG_VECTOR:
+            if _is_long(data):
                 return self.load()
             return Vector.from_json(json.loads(data), self.path)
         except (OSError, ValueError):
@@ -98,17 +98,26 @@ class SuiteEntry:
 
     def is_long(self) -> bool:
         """Whether the file holds more than :data:`~conformance.suite.vectors.LONG_VECTOR`
-        calls, counted as its lines (False when it cannot be read)."""
+        calls (:func:`_is_long`; False when it cannot be read)."""
         try:
             if self.path.stat().st_size <= LONG_VECTOR:  # fewer bytes than that many lines
                 return False
-            return self.path.read_bytes().count(b"\n") > LONG_VECTOR
+            return _is_long(self.path.read_bytes())
         except OSError:
             return False
 
     def file_digest(self) -> str:
         """The SHA-256 of the file's bytes (the kill matrix's key for a canonical file)."""
         return hashlib.sha256(self.path.read_bytes()).hexdigest()
+
+
+def _is_long(data: bytes) -> bool:
+    """Whether a vector file's bytes hold more than
+    :data:`~conformance.suite.vectors.LONG_VECTOR` calls, counted as the canonical layout
+    writes them (each call on a line of its own, opening with four spaces and a brace; a
+    JSON string cannot hold a newline, and every other line opens otherwise). A file of
+    another layout counts as short."""
+    return data.count(b"\n    {") > LONG_VECTOR
 
 
 @dataclass(frozen=True)

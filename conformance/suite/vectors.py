@@ -45,7 +45,32 @@ VECTOR_OPS = ("new", "step", "evict")
 LONG_VECTOR = 10_000
 
 
-class Lines(Sequence[bytes]):
+class _Made(Sequence[Any]):
+    """A sequence whose items are made when asked for (:meth:`_item`), never kept: what the
+    two kinds of lazy sequence below share (indices checked, negative ones counted from the
+    end, a slice made item by item)."""
+
+    __slots__ = ()
+
+    def _item(self, index: int) -> Any:
+        raise NotImplementedError
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return tuple(self[i] for i in range(*index.indices(len(self))))
+        size = len(self)
+        if not -size <= index < size:
+            raise IndexError(f"index {index} out of range for {size} items")
+        return self._item(index % size)
+
+
+class Lines(_Made):
     """Lines of a file, held as the file's bytes and where each line is (two integers a
     line), each line's bytes cut out when asked for."""
 
@@ -60,26 +85,19 @@ class Lines(Sequence[bytes]):
         self._spans.append(first)
         self._spans.append(last)
 
+    def span(self, index: int) -> tuple[int, int]:
+        """Where line ``index`` is: ``(first, last)``."""
+        return self._spans[2 * index], self._spans[2 * index + 1]
+
     def __len__(self) -> int:
         return len(self._spans) // 2
 
-    @overload
-    def __getitem__(self, index: int) -> bytes: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> list[bytes]: ...
-
-    def __getitem__(self, index: int | slice) -> bytes | list[bytes]:
-        if isinstance(index, slice):
-            return [self[i] for i in range(*index.indices(len(self)))]
-        size = len(self)
-        if not -size <= index < size:
-            raise IndexError("line index out of range")
-        index %= size
-        return self._data[self._spans[2 * index] : self._spans[2 * index + 1]]
+    def _item(self, index: int) -> bytes:
+        first, last = self.span(index)
+        return self._data[first:last]
 
 
-class _Read(Sequence[Any]):
+class _Read(_Made):
     """Items made from lines when asked for, by ``read`` (a long vector's calls)."""
 
     __slots__ = ("_lines", "_read")
@@ -91,19 +109,7 @@ class _Read(Sequence[Any]):
     def __len__(self) -> int:
         return len(self._lines)
 
-    @overload
-    def __getitem__(self, index: int) -> Any: ...
-
-    @overload
-    def __getitem__(self, index: slice) -> tuple[Any, ...]: ...
-
-    def __getitem__(self, index: int | slice) -> Any:
-        if isinstance(index, slice):
-            return tuple(self[i] for i in range(*index.indices(len(self))))
-        size = len(self)
-        if not -size <= index < size:
-            raise IndexError("call index out of range")
-        index %= size
+    def _item(self, index: int) -> Any:
         return self._read(index, self._lines[index])
 
 
@@ -431,7 +437,7 @@ def _split_lines(raw: bytes) -> tuple[bytes, Lines] | None:
         line = rows[index]
         if line.endswith(b",") != (index < count - 3):
             return None
-        first, last = rows._spans[2 * index], rows._spans[2 * index + 1]
+        first, last = rows.span(index)
         lines.add(first, last - 1 if index < count - 3 else last)
     return raw[:start] + b'"calls": []\n}\n', lines
 
