@@ -239,7 +239,16 @@ def _existing(paths: Iterable[str]) -> list[str]:
 
 
 def _mutmut_table(target: Target, tests: Sequence[str]) -> str:
-    copied = ["vectors", "schema", "SPEC.md", "README.md", "setup.py", "benchmarks"]
+    # what the tests read besides the sources (the Python template is run as an adapter)
+    copied = [
+        "vectors",
+        "schema",
+        "SPEC.md",
+        "README.md",
+        "setup.py",
+        "benchmarks",
+        "adapters/python",
+    ]
     settings = {
         "source_paths": ["conformance"],
         "only_mutate": [target.path],

@@ -8,6 +8,7 @@ vectors, never from the code under test.
 
 from __future__ import annotations
 
+import argparse
 import dataclasses
 import json
 import shlex
@@ -18,8 +19,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from conformance import pytest_plugin
 from conformance.adapter.replay import replay
 from conformance.adapter.server import Session
+from conformance.cli.commands._options import add_timeout
 from conformance.judge import checker
 from conformance.judge.checker import (
     CRASH,
@@ -65,7 +68,10 @@ from conformance.suite.validation import (
     weight_problem,
 )
 from conformance.suite.vectors import Vector, iter_vectors, parse_document
+from conformance.transport import session
 from conformance.transport.session import (
+    ANSWER_TIMEOUT,
+    HAND_OVER,
     AdapterFailure,
     AdapterProcess,
     AdapterStartError,
@@ -1410,9 +1416,12 @@ def test_spec_2_3_a_port_reading_decimals_straight_to_float32_is_caught_in_proce
 #: on its command line: ``twice:N`` answers request N twice at once, ``late:N:M`` writes request
 #: N's answer again after answering M, ``null:N`` answers N as unreadable (id null), ``text:N``,
 #: ``array:N`` and ``latin:N`` answer N with a long line that is not JSON, a JSON array, and
-#: 200 bytes that are not UTF-8.
+#: 200 bytes that are not UTF-8; ``slow:N`` answers N after 0.6 s, ``long:N`` with a line of 2,000
+#: characters, ``partial:N`` with 300 characters and no newline and then exits with status 3,
+#: ``shut:N`` closes its stdout instead of answering and keeps running; ``protocol2`` answers hello
+#: with protocol 2 after writing to stderr.
 SCRIPTED = """
-import json, sys
+import json, os, sys, time
 
 faults = sys.argv[1:]
 written = {}
@@ -1423,6 +1432,21 @@ for raw in sys.stdin:
     if request["op"] == "hello":
         answer.update(protocol=1, implementation={"name": "s", "language": "py", "version": "0"})
         answer["capabilities"] = []
+        if "protocol2" in faults:
+            print("only protocol 2 here", file=sys.stderr, flush=True)
+            answer["protocol"] = 2
+    if f"slow:{rid}" in faults:
+        time.sleep(0.6)
+    if f"long:{rid}" in faults:
+        print("0123456789" * 200, flush=True)
+        continue
+    if f"partial:{rid}" in faults:
+        sys.stdout.write("abcdefghij" * 30)
+        sys.stdout.flush()
+        sys.exit(3)
+    if f"shut:{rid}" in faults:
+        os.close(1)
+        time.sleep(60)
     if f"text:{rid}" in faults:
         print("not json " + "x" * 200, flush=True)
         continue
@@ -1447,10 +1471,10 @@ for raw in sys.stdin:
 """
 
 
-def scripted(tmp_path: Path, *faults: str) -> AdapterProcess:
+def scripted(tmp_path: Path, *faults: str, **settings: Any) -> AdapterProcess:
     script = tmp_path / "scripted_adapter.py"
     script.write_text(SCRIPTED)
-    adapter = AdapterProcess([sys.executable, str(script), *faults], timeout=20)
+    adapter = AdapterProcess([sys.executable, str(script), *faults], **{"timeout": 20, **settings})
     adapter.start()
     return adapter
 
@@ -1623,3 +1647,148 @@ def test_an_adapter_process_receives_batches_in_the_order_they_were_sent():
         assert_batches_received_in_order(adapter, NEW, STEP, 2)
     finally:
         adapter.kill()
+
+
+def test_spec_3_1_a_long_batch_is_answered_whole_and_handed_over_in_bounded_lists(tmp_path):
+    """SPEC.md §3.1: one answer per request, in order, ids counted from hello on, however many
+    requests a batch holds. A batch of more than HAND_OVER requests (a long vector) is written a
+    piece at a time; with ``into`` its answers come HAND_OVER at a time, then the rest."""
+    count = HAND_OVER + 904
+    adapter = scripted(tmp_path)
+    try:
+        whole = adapter.exchange([STEP] * count)
+        handed: list[list[dict[str, Any]]] = []
+        ticket = adapter.send([STEP] * count)
+        assert adapter.receive(ticket, into=handed.append) == []
+    finally:
+        adapter.kill()
+    assert whole == [{"id": 2 + index, "ok": True} for index in range(count)]
+    assert [len(answers) for answers in handed] == [HAND_OVER, 904]
+    first = 2 + count
+    assert [answer["id"] for answers in handed for answer in answers] == list(
+        range(first, first + count)
+    )
+
+
+def test_a_long_batch_s_pieces_are_its_request_lines_cut_after_the_line_reaching_the_size(
+    monkeypatch,
+):
+    """A long batch is written in pieces that join to exactly the short path's bytes (ids
+    spliced in from the first), each piece ending with the line that brings it to PIECE bytes
+    or more, the last holding the rest. Line lengths here are chosen so that a piece reaching
+    exactly PIECE bytes, and one a byte short of it, both occur at a first piece and a later
+    one."""
+    monkeypatch.setattr(session, "PIECE", 99)
+    # each line is b'{"id":N,' (9 bytes for ids 10-99) + a body padded to the length wanted
+    lengths = [32, 33, 33, 40, 33, 33, 33, 32, 33, 33, 40, 30]
+    bodies = [b'"op":"bye","x":"' + b"x" * (length - 9 - 19) + b'"}\n' for length in lengths]
+    assert [len(b'{"id":%d,' % (10 + i) + body) for i, body in enumerate(bodies)] == lengths
+    pieces = list(session._pieces(10, bodies))
+    assert b"".join(pieces) == session._with_ids(10, bodies)
+    expected_sizes = [32 + 33 + 33 + 40, 33 + 33 + 33, 32 + 33 + 33 + 40, 30]
+    assert [len(piece) for piece in pieces] == expected_sizes
+    assert list(session._pieces(10, [])) == []
+
+
+def test_an_adapter_runs_with_the_environment_and_directory_it_is_given(tmp_path):
+    """An adapter runs with exactly the environment and in the directory it is given (a port
+    that needs a library path or a model file next to it)."""
+    script = tmp_path / "where.py"
+    script.write_text(
+        "import json, os, sys\n"
+        "request = json.loads(sys.stdin.readline())\n"
+        "name = os.environ.get('PORT_NAME', 'no PORT_NAME')\n"
+        "print(json.dumps({'id': request['id'], 'ok': True, 'protocol': 1, 'implementation':"
+        " {'name': name, 'language': os.getcwd(), 'version': '0'}}), flush=True)\n"
+    )
+    home = tmp_path / "home"
+    home.mkdir()
+    adapter = AdapterProcess([sys.executable, str(script)], env={"PORT_NAME": "from-env"}, cwd=home)
+    try:
+        handshake = adapter.start()
+    finally:
+        adapter.kill()
+    assert (handshake.name, handshake.language) == ("from-env", str(home))
+
+
+def test_an_adapter_process_refuses_an_empty_command_and_a_second_start():
+    with pytest.raises(ValueError, match=r"^the adapter command is empty$"):
+        AdapterProcess([])
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter.start()
+    try:
+        with pytest.raises(
+            RuntimeError, match=r"^the adapter is already running; use restart\(\)$"
+        ):
+            adapter.start()
+    finally:
+        adapter.kill()
+
+
+def test_each_answer_is_allowed_the_same_default_time_by_every_front_end():
+    """README: ``--timeout`` defaults to 10 s, for the CLI, the pytest plugin and the library
+    alike (the plugin keeps its own literal: it imports nothing of the kit until used)."""
+    parser = argparse.ArgumentParser()
+    add_timeout(parser)
+    assert parser.parse_args([]).timeout == ANSWER_TIMEOUT == 10.0
+    assert AdapterProcess(REFERENCE_ARGV).timeout == ANSWER_TIMEOUT
+    plugin = Path(pytest_plugin.__file__).read_text()
+    assert '"--snapkv-timeout",\n        type=float,\n        default=10.0,' in plugin
+
+
+def test_spec_3_2_a_hello_answer_the_kit_refuses_shows_the_adapter_s_stderr(tmp_path):
+    """SPEC.md §3.2: hello is answered with protocol 1. A start refused for its answer shows
+    what the adapter wrote to stderr, as every failed start does."""
+    with pytest.raises(AdapterStartError) as caught:
+        scripted(tmp_path, "protocol2")
+    assert "only protocol 2 here" in caught.value.stderr_tail
+
+
+def test_spec_3_1_an_answer_later_than_the_timeout_is_a_timeout(tmp_path):
+    """SPEC.md §3.1 and README: each answer gets ``--timeout`` seconds; one that comes later
+    is a timeout even though it comes (here 0.6 s late for a timeout of 0.2 s)."""
+    failure = failure_of(scripted(tmp_path, "slow:3", timeout=0.2), [NEW, STEP])
+    assert (failure.kind, failure.call_index) == ("timeout", 1)
+    assert failure.detail == "no answer within 0.2 s"
+
+
+def test_spec_3_1_an_overlong_answer_shows_its_first_80_characters(tmp_path):
+    failure = failure_of(scripted(tmp_path, "long:3", max_line=1000), [NEW, STEP])
+    assert (failure.kind, failure.call_index) == ("protocol", 1)
+    assert failure.detail == (
+        "the answer line is longer than 1000 bytes (not read further); "
+        f"it starts {json_text(('0123456789' * 8).encode())}"
+    )
+
+
+def test_spec_3_1_an_answer_cut_short_by_an_exit_shows_the_status_and_200_characters(tmp_path):
+    failure = failure_of(scripted(tmp_path, "partial:3"), [NEW, STEP])
+    assert (failure.kind, failure.call_index, failure.exit_status) == ("crash", 1, 3)
+    assert failure.detail == (
+        "the adapter stopped in the middle of its answer and exited (exit status 3); "
+        f"the unfinished line: {json_text(('abcdefghij' * 20).encode())}"
+    )
+
+
+def test_spec_3_1_an_adapter_that_closes_its_stdout_and_runs_on_is_a_crash(tmp_path):
+    failure = failure_of(scripted(tmp_path, "shut:3", grace=0.2), [NEW, STEP])
+    assert (failure.kind, failure.call_index, failure.exit_status) == ("crash", 1, None)
+    assert failure.detail == "the adapter closed its stdout without answering"
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+def test_a_killed_adapter_leaves_no_descriptor_open():
+    """Nothing of an adapter outlives it: after kill (and after close), the kit holds no more
+    file descriptors than before the start, however many adapters a long run starts."""
+
+    def open_descriptors() -> int:
+        return len(list(Path("/proc/self/fd").iterdir()))
+
+    before = open_descriptors()
+    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter.start()
+    adapter.kill()
+    assert open_descriptors() == before
+    adapter.start()
+    adapter.close()
+    assert open_descriptors() == before

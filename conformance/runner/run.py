@@ -33,7 +33,12 @@ from conformance.suite.discovery import shard_vectors
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import Vector
 from conformance.transport import process
-from conformance.transport.session import Adapter, AdapterProcess, Handshake
+from conformance.transport.session import (
+    ANSWER_TIMEOUT,
+    Adapter,
+    AdapterProcess,
+    Handshake,
+)
 
 #: How long an interrupted run waits for its workers to stop after killing their adapters.
 CANCEL_WAIT = 2.0
@@ -69,7 +74,7 @@ class RunResult:
     duration: float = 0.0
     adapter_argv: list[str] | None = None
     jobs: int = 1
-    timeout: float = 10.0
+    timeout: float = ANSWER_TIMEOUT
     warnings: list[str] = field(default_factory=list)
     #: The :class:`conformance.explain.triage.Triage` of a failing run, when one was asked for.
     triage: Explanation | None = None
@@ -133,7 +138,7 @@ class Run:
     adapter_argv: Sequence[str] | None = None
     adapter_factory: Callable[[], Adapter] | None = None
     jobs: int = 1
-    timeout: float = 10.0
+    timeout: float = ANSWER_TIMEOUT
     shard: tuple[int, int] | None = None
     known_failures: Iterable[str] = ()
     progress: Progress | None = None
@@ -196,7 +201,7 @@ def run_suite(
     *,
     adapter_factory: Callable[[], Adapter] | None = None,
     jobs: int = 1,
-    timeout: float = 10.0,
+    timeout: float = ANSWER_TIMEOUT,
     shard: tuple[int, int] | None = None,
     known_failures: Iterable[str] | None = None,
     progress: Progress | None = None,

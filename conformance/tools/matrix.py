@@ -29,7 +29,7 @@ from conformance.spec.text import escape
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.vectors import Vector
 from conformance.transport.process import CommandError, StartError, split_command
-from conformance.transport.session import AdapterStartError, Handshake
+from conformance.transport.session import ANSWER_TIMEOUT, AdapterStartError, Handshake
 
 #: A row of the matrix: a vector or a protocol check (both have an id and a description).
 Item = Vector | ProtocolCheck
@@ -110,7 +110,7 @@ def run_matrix(
     *,
     checks: Sequence[ProtocolCheck] = (),
     jobs: int = 1,
-    timeout: float = 10.0,
+    timeout: float = ANSWER_TIMEOUT,
     progress: Progress | None = None,
 ) -> Matrix:
     """Run ``vectors`` and ``checks`` against every port, one port after another.

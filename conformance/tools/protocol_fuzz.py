@@ -54,6 +54,7 @@ from conformance.tools.fuzz import (
 )
 from conformance.tools.scenarios import ROUNDING_WEIGHTS, WEIGHTS
 from conformance.transport.raw import Transcript
+from conformance.transport.session import ANSWER_TIMEOUT
 
 #: Sessions to try, and sessions to run while shrinking a difference. A session is a process
 #: start, so the budget is smaller than the vector fuzzer's.
@@ -79,7 +80,7 @@ class ProcessSessions:
     :func:`conformance.runner.checks.run_session`."""
 
     argv: Sequence[str]
-    timeout: float = 10.0
+    timeout: float = ANSWER_TIMEOUT
 
     def run(self, data: bytes) -> Transcript:
         return run_session(self.argv, data, self.timeout)

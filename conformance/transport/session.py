@@ -47,6 +47,8 @@ from conformance.transport import pipes, process
 MAX_LINE = 16 * 1024 * 1024
 #: How many stderr lines a failure shows.
 STDERR_TAIL_LINES = 20
+#: The time allowed for each answer by default (the runner's ``--timeout``).
+ANSWER_TIMEOUT = 10.0
 #: The least time allowed for the answer to ``hello`` (a JVM, say, takes a while to start).
 START_TIMEOUT = 10.0
 #: How long ``close`` waits for an answer to ``bye`` and then for the exit, before killing.
@@ -207,13 +209,17 @@ def _small_error(error: Any) -> bool:
     return short and error.keys() <= {"kind", "message"}
 
 
+#: A request line: its id spliced into a body prepared without its opening brace.
+_REQUEST_LINE = b'{"id":%d,%s'
+
+
 def _pieces(first: int, bodies: Sequence[bytes]) -> Iterator[bytes]:
     """The request lines of ``bodies`` (see :func:`_with_ids`), about :data:`PIECE` bytes at a
     time, each made when the writer asks for it."""
     piece: list[bytes] = []
     size = 0
     for index in range(len(bodies)):
-        line = b'{"id":%d,%s' % (first + index, bodies[index])
+        line = _REQUEST_LINE % (first + index, bodies[index])
         piece.append(line)
         size += len(line)
         if size >= PIECE:
@@ -225,7 +231,7 @@ def _pieces(first: int, bodies: Sequence[bytes]) -> Iterator[bytes]:
 
 def _with_ids(first: int, bodies: Sequence[bytes]) -> bytes:
     """The request lines of ``bodies``, ids from ``first`` spliced in (bodies lack the brace)."""
-    return b"".join(b'{"id":%d,%s' % (first + index, body) for index, body in enumerate(bodies))
+    return b"".join(_REQUEST_LINE % (first + index, body) for index, body in enumerate(bodies))
 
 
 def _status_text(status: int | None) -> str:
@@ -291,7 +297,7 @@ class AdapterProcess(_Adapter):
     def __init__(
         self,
         argv: Sequence[str],
-        timeout: float = 10.0,
+        timeout: float = ANSWER_TIMEOUT,
         *,
         start_timeout: float | None = None,
         max_line: int = MAX_LINE,
@@ -324,11 +330,13 @@ class AdapterProcess(_Adapter):
         self._cancelled = False
         self._lifecycle = threading.Lock()
         self._reader: pipes.LineReader | None = None
-        self._next_id = 1
-        self._previous_first = 1  # first id of the previous exchange, to place extra answers
-        self._current_first = 1
         self._sent: deque[Ticket] = deque()  # batches sent and not yet received
-        self._exit_status: int | None = None
+        # Set for each process by _spawn (the first two) and receive: the next request's id, and
+        # the first ids of the exchange being received and of the one before it (where an extra
+        # answer belongs).
+        self._next_id: int
+        self._current_first: int
+        self._previous_first: int
 
     # -- lifecycle -------------------------------------------------------------------------
 
@@ -634,34 +642,36 @@ class AdapterProcess(_Adapter):
             group = process.spawn(self.argv, env=self.env, cwd=self.cwd)
         except process.StartError as error:
             raise AdapterStartError(str(error)) from None
+        # A fresh reader per process: a killed process's cannot leak into the next one.
+        reader = pipes.LineReader(group.stdout, self.max_line)
         with self._lifecycle:
             if self._cancelled:  # the run was interrupted while this process started
                 group.kill()
+                reader.close()
                 raise AdapterStartError("the run was interrupted")
-            self._group = self._last = group
-        self._exit_status = None
-        self._next_id = self._previous_first = self._current_first = 1
+            # Both at once: a kill from another thread (an interrupted run) closes this reader.
+            self._group, self._last, self._reader = group, group, reader
+        # Each process numbers its requests from hello on and has nothing in flight.
+        self._next_id = self._current_first = HELLO_ID
         self._sent = deque()
-        # A fresh reader per process: a killed process's cannot leak into the next one.
-        self._reader = pipes.LineReader(group.stdout, self.max_line)
+        self._ops = {}
 
     def _wait_exit(self) -> int | None:
         """The exit status once stdout has ended (None if it keeps running past the grace)."""
         group = self._group
         if group is None:  # killed meanwhile from another thread (an interrupted run)
             return None
-        self._exit_status = group.wait(min(self.grace, self.timeout))
-        return self._exit_status
+        return group.wait(min(self.grace, self.timeout))
 
     def _kill(self) -> None:
         with self._lifecycle:
             group, self._group = self._group, None
+            reader, self._reader = self._reader, None
         if group is None:
             return
         group.kill()
-        if self._reader is not None:
-            self._reader.close()
-            self._reader = None
+        if reader is not None:
+            reader.close()
 
 
 class InProcessAdapter(_Adapter):
@@ -676,7 +686,7 @@ class InProcessAdapter(_Adapter):
         self,
         factory: Callable[..., Any] | None = None,
         implementation: Mapping[str, str] | None = None,
-        timeout: float = 10.0,
+        timeout: float = ANSWER_TIMEOUT,
     ) -> None:
         # Here, as below: the in-process adapter loads the reference only when one is made.
         from conformance.policy.reference import new_policy
