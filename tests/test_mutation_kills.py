@@ -9,8 +9,10 @@ vectors, never from the code under test.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import dataclasses
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
@@ -1747,12 +1749,18 @@ def test_spec_3_2_a_hello_answer_the_kit_refuses_shows_the_adapter_s_stderr(tmp_
 def test_spec_3_1_an_answer_later_than_the_timeout_is_a_timeout(tmp_path):
     """SPEC.md §3.1 and README: each answer gets ``--timeout`` seconds; one that comes later
     is a timeout even though it comes (here 0.6 s late for a timeout of 0.2 s)."""
-    failure = failure_of(scripted(tmp_path, "slow:3", timeout=0.2), [NEW, STEP])
-    assert (failure.kind, failure.call_index) == ("timeout", 1)
+    adapter = scripted(tmp_path, "slow:3")
+    adapter.exchange([NEW])  # in the usual time, however loaded the machine
+    adapter.timeout = 0.2
+    failure = failure_of(adapter, [STEP])
+    assert (failure.kind, failure.call_index) == ("timeout", 0)
     assert failure.detail == "no answer within 0.2 s"
 
 
 def test_spec_3_1_an_overlong_answer_shows_its_first_80_characters(tmp_path):
+    """SPEC.md §3.1: each answer is one line. The runner reads at most ``max_line`` bytes of it
+    (README: 16 MiB by default) and then stops, naming the limit and showing how the line
+    starts, exactly its first 80 characters."""
     failure = failure_of(scripted(tmp_path, "long:3", max_line=1000), [NEW, STEP])
     assert (failure.kind, failure.call_index) == ("protocol", 1)
     assert failure.detail == (
@@ -1762,6 +1770,9 @@ def test_spec_3_1_an_overlong_answer_shows_its_first_80_characters(tmp_path):
 
 
 def test_spec_3_1_an_answer_cut_short_by_an_exit_shows_the_status_and_200_characters(tmp_path):
+    """SPEC.md §3.1: an answer is a whole line. An adapter that exits in the middle of one has
+    crashed: the failure names its exit status and shows the unfinished line, exactly its first
+    200 characters."""
     failure = failure_of(scripted(tmp_path, "partial:3"), [NEW, STEP])
     assert (failure.kind, failure.call_index, failure.exit_status) == ("crash", 1, 3)
     assert failure.detail == (
@@ -1771,24 +1782,32 @@ def test_spec_3_1_an_answer_cut_short_by_an_exit_shows_the_status_and_200_charac
 
 
 def test_spec_3_1_an_adapter_that_closes_its_stdout_and_runs_on_is_a_crash(tmp_path):
+    """SPEC.md §3.1: stdout carries the answers. An adapter that closes it cannot answer: a
+    crash of the call it owed, even while the process runs on (no exit status to show)."""
     failure = failure_of(scripted(tmp_path, "shut:3", grace=0.2), [NEW, STEP])
     assert (failure.kind, failure.call_index, failure.exit_status) == ("crash", 1, None)
     assert failure.detail == "the adapter closed its stdout without answering"
 
 
-@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts descriptors in /proc")
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads descriptors in /proc")
 def test_a_killed_adapter_leaves_no_descriptor_open():
-    """Nothing of an adapter outlives it: after kill (and after close), the kit holds no more
-    file descriptors than before the start, however many adapters a long run starts."""
+    """Nothing of an adapter outlives it: after kill (and after close), every descriptor that
+    starting it opened is closed, however many adapters a long run starts. Descriptors are
+    told apart by what they point to (a pipe's inode), so one that an earlier test's garbage
+    frees meanwhile, or a number used again, cannot hide a leak."""
 
-    def open_descriptors() -> int:
-        return len(list(Path("/proc/self/fd").iterdir()))
+    def open_descriptors() -> set[tuple[str, str]]:
+        found = set()
+        for entry in Path("/proc/self/fd").iterdir():
+            with contextlib.suppress(OSError):  # the listing's own descriptor, gone by now
+                found.add((entry.name, os.readlink(entry)))
+        return found
 
-    before = open_descriptors()
     adapter = AdapterProcess(REFERENCE_ARGV)
-    adapter.start()
-    adapter.kill()
-    assert open_descriptors() == before
-    adapter.start()
-    adapter.close()
-    assert open_descriptors() == before
+    for stop in (adapter.kill, adapter.close):
+        before = open_descriptors()
+        adapter.start()
+        opened = open_descriptors() - before
+        assert len(opened) >= 3  # its stdin, stdout and stderr at least
+        stop()
+        assert not opened & open_descriptors()

@@ -310,7 +310,6 @@ class AdapterProcess(_Adapter):
             raise ValueError("the adapter command is empty")
         #: Check every answer, the handshake's too, against the shipped response schema.
         self.validate_protocol = validate_protocol
-        self._ops: dict[int, tuple[str, ...]] = {}  # ops of the batches in flight, by first id
         self.argv = [str(arg) for arg in argv]
         self.timeout = timeout
         self.start_timeout = max(timeout, START_TIMEOUT) if start_timeout is None else start_timeout
@@ -331,12 +330,13 @@ class AdapterProcess(_Adapter):
         self._lifecycle = threading.Lock()
         self._reader: pipes.LineReader | None = None
         self._sent: deque[Ticket] = deque()  # batches sent and not yet received
-        # Set for each process by _spawn (the first two) and receive: the next request's id, and
+        # Set for each process by _spawn (and the first ids by receive): the next request's id,
         # the first ids of the exchange being received and of the one before it (where an extra
-        # answer belongs).
+        # answer belongs), the ops of the batches in flight.
         self._next_id: int
         self._current_first: int
         self._previous_first: int
+        self._ops: dict[int, tuple[str, ...]]  # with validate_protocol: by a batch's first id
 
     # -- lifecycle -------------------------------------------------------------------------
 
