@@ -238,6 +238,13 @@ def _existing(paths: Iterable[str]) -> list[str]:
     return [p for p in paths if (ROOT / p).exists()]
 
 
+def _tests_run(work: Path) -> list[str]:
+    """The test files a module's last run used (``--quick``'s or all), from its settings."""
+    with (work / "pyproject.toml").open("rb") as file:
+        settings = tomllib.load(file)["tool"]["mutmut"]
+    return list(settings["pytest_add_cli_args_test_selection"])
+
+
 def _mutmut_table(target: Target, tests: Sequence[str]) -> str:
     # what the tests read besides the sources (the Python template is run as an adapter)
     copied = [
@@ -513,13 +520,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     for target in targets:
         files = target.quick if args.quick and target.quick is not None else target.tests
         tests = _existing([*files, *SHARED_TESTS])
-        print(f"{target.name}: mutating {target.path} against {' '.join(tests)}", flush=True)
         if args.report:
             work, seconds = WORK / target.name, 0.0
             if not (work / "mutants").is_dir():
                 print(f"no run of {target.name} to report on: run without --report first")
                 return 2
+            ran = " ".join(_tests_run(work))
+            print(f"{target.name}: the last run, of {target.path} against {ran}", flush=True)
         else:
+            print(f"{target.name}: mutating {target.path} against {' '.join(tests)}", flush=True)
             work = prepare(target, tests, keep=args.keep)
             seconds = run_mutmut(work, args.jobs)
         mutants = collect(work)
