@@ -15,6 +15,7 @@ import json
 import os
 import shlex
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -1793,7 +1794,9 @@ def test_a_killed_adapter_leaves_no_descriptor_open():
     """Nothing of an adapter outlives it: after kill (and after close), every descriptor that
     starting it opened is closed, however many adapters a long run starts. Descriptors are
     told apart by what they point to (a pipe's inode), so one that an earlier test's garbage
-    frees meanwhile, or a number used again, cannot hide a leak."""
+    frees meanwhile, or a number used again, cannot hide a leak. Stderr's pipe is closed by
+    its drain thread when it reads the end, a moment after the kill: each stop gets up to ten
+    seconds for that, which a descriptor held for good never meets."""
 
     def open_descriptors() -> set[tuple[str, str]]:
         found = set()
@@ -1809,4 +1812,7 @@ def test_a_killed_adapter_leaves_no_descriptor_open():
         opened = open_descriptors() - before
         assert len(opened) >= 3  # its stdin, stdout and stderr at least
         stop()
+        deadline = time.monotonic() + 10.0
+        while opened & open_descriptors() and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert not opened & open_descriptors()
