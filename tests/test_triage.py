@@ -21,6 +21,7 @@ import pytest
 from conformance import mutants
 from conformance.explain import kills, triage
 from conformance.explain.play import compose, play
+from conformance.explain.triage import search
 from conformance.judge.outcomes import expected_outcomes
 from conformance.policy.reference import SnapKV
 from conformance.report import terminal
@@ -177,9 +178,9 @@ def test_full_replays_of_alike_candidates_are_a_fixed_budget(
     vector, found alike (and it does reproduce the run), and the rest stay not ruled out, at
     the cost of more replays."""
     run, default = simd_ftz_ties()
-    assert triage.CONFIRMED == 0
+    assert search.CONFIRMED == 0
     assert not default.alike and default.unconfirmed
-    monkeypatch.setattr(triage, "CONFIRMED", 1)
+    monkeypatch.setattr(search, "CONFIRMED", 1)
     one = triage_of(run)
     assert one.likely[0].mistake == default.likely[0].mistake
     assert one.replayed > default.replayed
@@ -187,7 +188,7 @@ def test_full_replays_of_alike_candidates_are_a_fixed_budget(
     assert replays_exactly(run, one.alike[0].choices)
     assert one.alike[0].mistake in {item.likely.mistake for item in default.unconfirmed}
     assert "one of 2 found to answer alike" in first_line(one)
-    monkeypatch.setattr(triage, "CONFIRMED", 0)
+    monkeypatch.setattr(search, "CONFIRMED", 0)
     assert default.to_json() == triage_of(run).to_json()  # deterministic
     schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
     jsonschema.validate(default.to_json(), {"$defs": schema["$defs"], "$ref": "#/$defs/triage"})
@@ -231,18 +232,18 @@ def test_the_search_for_the_closest_stops_at_a_fixed_budget_and_says_so(
     line = first_line(cut)
     assert line.startswith("triage: closest found: "), line
     assert re.search(r"reproduces \d+ of \d+ failing vectors", line), line
-    assert f"stopped at its budget of {triage.SEARCH_BUDGET:,} replayed evict calls" in line
+    assert f"stopped at its budget of {search.SEARCH_BUDGET:,} replayed evict calls" in line
     assert f"{cut.cut_short} more combination" in line
     # every figure listed is a replay's, not an estimate, and each explains a failure
     for item in cut.likely[:3]:
         assert (item.explains, item.agrees) == reproduced(run, item.names), item.mistake
     assert all(entry["explains"] > 0 for entry in cut.to_json()["likely"])
     report = cut.to_json()
-    assert report["cut_short"] == {"budget": triage.SEARCH_BUDGET, "combinations": cut.cut_short}
+    assert report["cut_short"] == {"budget": search.SEARCH_BUDGET, "combinations": cut.cut_short}
     schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
     jsonschema.validate(report, {"$defs": schema["$defs"], "$ref": "#/$defs/triage"})
 
-    monkeypatch.setattr(triage, "SEARCH_BUDGET", 10**9)
+    monkeypatch.setattr(search, "SEARCH_BUDGET", 10**9)
     whole = triage_of(run, mistakes=without)
     assert whole.cut_short == 0 and whole.to_json()["cut_short"] is None
     assert "budget" not in " ".join(whole.lines())
@@ -259,7 +260,7 @@ def test_a_likely_cause_is_confirmed_in_full_whatever_the_budget(
     and one that reproduces the whole run never does; with no budget at all the combination
     is still named the likely cause, and it does reproduce every vector."""
     run = run_policy(mutant_policy("float32-accumulation", "forward-only-pooling"))
-    monkeypatch.setattr(triage, "SEARCH_BUDGET", 0)
+    monkeypatch.setattr(search, "SEARCH_BUDGET", 0)
     result = triage_of(run)
     top = result.likely[0]
     assert set(top.choices) == {"float32-accumulation", "forward-only-pooling"}
