@@ -228,7 +228,7 @@ class Engine:
         for run in self.runs:
             vid = run.id
             known = self.known.get(vid)
-            if known is not None and mutant.name not in known.unknown:
+            if known is not None:
                 kill = known.kills.get(mutant.name)
                 if kill is not None:
                     kills.add(vid)
