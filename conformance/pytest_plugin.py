@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.judge.checker import VectorResult
+    from conformance.runner.results import VectorResult
     from conformance.runner.run import VectorRunner
     from conformance.suite.checks import ProtocolCheck
     from conformance.suite.vectors import Vector
@@ -222,18 +222,25 @@ def _result_to_wire(result: VectorResult) -> str:
     import dataclasses
     import json
 
-    return json.dumps(dataclasses.asdict(result))
+    from conformance.judge.verdicts import Errored
+
+    data = dataclasses.asdict(result)
+    data["errored"] = isinstance(result.judged, Errored)
+    return json.dumps(data)
 
 
 def _result_from_wire(text: str) -> VectorResult:
     import json
 
-    from conformance.judge.checker import VectorResult
+    from conformance.judge.verdicts import Errored, Verdict
+    from conformance.runner.results import VectorResult
 
     data = json.loads(text)
+    judged = data.pop("judged")
     # The triage compares the answers' outcomes as tuples: JSON gave lists.
-    data["answers"] = _tuples(data.get("answers", ()))
-    return VectorResult(**data)
+    judged["answers"] = _tuples(judged.get("answers", ()))
+    kind = Errored if data.pop("errored") else Verdict
+    return VectorResult(kind(**judged), **data)
 
 
 def _tuples(value: Any) -> Any:

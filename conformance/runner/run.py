@@ -24,11 +24,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, Union
 
-from conformance.judge import checker
-from conformance.judge.checker import VectorResult, Verdict
+from conformance.judge.verdicts import CRASH, Errored
 from conformance.runner.checks import run_checks
 from conformance.runner.client import Client, Handshake
-from conformance.runner.window import Job, Settled, Window
+from conformance.runner.results import VectorResult
+from conformance.runner.window import Job, Window
 from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import shard_vectors
 from conformance.suite.stream import SuiteEntry, read_for_run
@@ -341,20 +341,11 @@ class _Suite:
         with self._lock:
             self._returned.append(job)
 
-    def settle(self, settled: Settled) -> None:
-        verdict = settled.verdict
-        result = VectorResult.of(
-            verdict,
-            stderr_tail=settled.stderr_tail,
-            diagnosis=settled.diagnosis,
-            divergence=settled.divergence,
-            duration=settled.duration,
-            known_failure=verdict.vector_id in self.known,
-        )
+    def settle(self, index: int, result: VectorResult) -> None:
         with self._lock:
-            if self.results[settled.index] is None:
+            if self.results[index] is None:
                 self._done += 1
-            self.results[settled.index] = result
+            self.results[index] = result
             if self._progress is not None and not self.cancelled:
                 self._progress(result, self._done, len(self.items))
 
@@ -364,11 +355,9 @@ class _Suite:
         for index, result in enumerate(self.results):
             if result is None:
                 item = self.items[index]
+                message = "not run: every adapter process failed to restart"
                 result = VectorResult(
-                    item.id,
-                    checker.CRASH,
-                    message="not run: every adapter process failed to restart",
-                    known_failure=item.id in self.known,
+                    Errored(item.id, CRASH, message=message), known_failure=item.id in self.known
                 )
             results.append(result)
         return results
@@ -379,7 +368,9 @@ class _Worker:
 
     def __init__(self, adapter: Client, suite: _Suite) -> None:
         self.suite = suite
-        self.window = Window(adapter, suite.settle, cancelled=lambda: suite.cancelled)
+        self.window = Window(
+            adapter, suite.settle, cancelled=lambda: suite.cancelled, known=suite.known
+        )
         #: What ended :meth:`work` early; :func:`run_suite` re-raises it.
         self.error: Exception | None = None
 
@@ -409,14 +400,14 @@ class VectorRunner:
     def __init__(self, transport: Transport) -> None:
         self.adapter = Client(transport)
         self._window: Window | None = None
-        self._settled: list[Settled] = []
+        self._settled: list[VectorResult] = []
 
     def run(self, vector: Vector) -> VectorResult:
         """Run and judge one vector; raise :class:`AdapterStartError` if the first start fails."""
         if self._window is None:
             if self.adapter.handshake is None:
                 self.adapter.start()
-            self._window = Window(self.adapter, self._settled.append)
+            self._window = Window(self.adapter, lambda _, result: self._settled.append(result))
         job: Job | None = make_job(0, vector)
         given: list[Job] = []
 
@@ -430,15 +421,9 @@ class VectorRunner:
         self._window.release()
         if not self._settled:
             message = "not run: the adapter could not be restarted"
-            self._settled.append(Settled(0, Verdict(vector.id, checker.CRASH, message=message)))
-        (settled,) = self._settled
-        return VectorResult.of(
-            settled.verdict,
-            stderr_tail=settled.stderr_tail,
-            diagnosis=settled.diagnosis,
-            divergence=settled.divergence,
-            duration=settled.duration,
-        )
+            self._settled.append(VectorResult(Errored(vector.id, CRASH, message=message)))
+        (result,) = self._settled
+        return result
 
     def close(self) -> list[str]:
         if self._window is None:

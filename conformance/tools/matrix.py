@@ -22,9 +22,9 @@ from pathlib import Path
 
 from conformance import __version__
 from conformance.explain.triage import Triage, triage
-from conformance.judge.checker import VectorResult
 from conformance.report.outputs import write_text
 from conformance.runner.client import Handshake
+from conformance.runner.results import VectorResult
 from conformance.runner.run import Run
 from conformance.spec.text import escape
 from conformance.suite.checks import ProtocolCheck

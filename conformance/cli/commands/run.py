@@ -85,9 +85,9 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.judge.checker import VectorResult
     from conformance.report import terminal
     from conformance.runner import run
+    from conformance.runner.results import VectorResult
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
     from conformance.suite import discovery
