@@ -186,8 +186,10 @@ class WorkloadResult:
         return statistics.median(r.wall / t.wall for t, r in pairs)
 
 
-def agreement(reference: bytes, port: bytes) -> str:
-    """``bytes`` or ``values`` when the answers agree, otherwise the first difference."""
+def agreement(reference: bytes, port: bytes, first_id: int = 1) -> str:
+    """``bytes`` or ``values`` when the answers agree, otherwise the first difference, named
+    by the id of the request it answers (``first_id``: the first answer's, after ``hello``'s;
+    a workload numbers ``hello`` 0 and the rest from 1, :meth:`Workload.stream`)."""
     if port == reference:
         return "bytes"
     want, got = reference.splitlines(), port.splitlines()
@@ -198,7 +200,8 @@ def agreement(reference: bytes, port: bytes) -> str:
             same = False
         if not same:
             return (
-                f"answer {index + 2} differs: reference {_shown(w[:120])}, port {_shown(g[:120])}"
+                f"the answer to request id {first_id + index} differs: reference "
+                f"{_shown(w[:120])}, port {_shown(g[:120])}"
             )
     if len(want) != len(got):
         return f"{len(got) + 1} answers, the reference gave {len(want) + 1}"

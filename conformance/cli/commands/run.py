@@ -188,7 +188,9 @@ def run(args: argparse.Namespace) -> int:
         progress.finish()
     ids = {entry.id for entry in selected}
     vector_results = [r for r in result.results if r.vector_id in ids]
-    if any(r.fails_run for r in vector_results):  # the policy's mistakes; checks are not its
+    # The triage explains the policy's failures (checks are not its evidence); a run whose
+    # only faults are stale known failures (listed vectors that pass) has none to explain.
+    if any(r.fails_run and not r.passed for r in vector_results):
         from conformance.explain.triage import triage
 
         result.triage = triage(selected, vector_results)  # entries: each read only if replayed
