@@ -29,6 +29,7 @@ from tests.support.runner_support import REFERENCE_ARGV
 from tests.support.wheel import build_wheel
 
 SUITE = resources.suite_dir()
+DOCS = Path(__file__).resolve().parents[2] / "docs" / "show.md"
 
 
 def kit(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[bytes]:
@@ -150,6 +151,30 @@ def test_the_view_names_the_file_the_catches_text_and_the_calls(tmp_path: Path) 
         call.pop("expect", None)
         assert request == {"id": index + 2, **call}
         assert re.search(rf"^call {index} +> .*\"id\":{index + 2},", view, re.M)
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        "show ties/lower-position-first",
+        "show attention/float32-rounding-midpoint --calls 3:5",
+        "show protocol/utf8-invalid-bytes",
+    ],
+)
+def test_the_docs_examples_are_what_show_prints(command: str) -> None:
+    """docs/show.md pastes output from a run (from a wheel, so its file line is that
+    machine's); each example, or its tail after "...", is what show prints now."""
+    pasted = re.search(
+        rf"^\$ snapkv-conformance {re.escape(command)}\n(.*?)^```$", DOCS.read_text(), re.M | re.S
+    )
+    assert pasted is not None, command
+    view = shown_text(*command.split()[1:])
+    file_line = re.compile(r"^  file: .*$", re.M)
+    example = file_line.sub("  file: F", pasted[1])
+    if example.startswith("...\n"):
+        assert view.endswith(example.removeprefix("...\n")), view
+    else:
+        assert example == file_line.sub("  file: F", view)
 
 
 def test_a_protocol_check_shows_its_rule_and_its_bytes_line_by_line() -> None:
