@@ -22,6 +22,7 @@ from conformance import mutants
 from conformance.explain import kills, triage
 from conformance.explain.play import compose, play
 from conformance.explain.triage import search
+from conformance.judge import verdicts
 from conformance.judge.outcomes import expected_outcomes
 from conformance.policy.reference import SnapKV
 from conformance.report import terminal
@@ -542,7 +543,7 @@ def test_a_malformed_evict_answer_gets_no_scores_diagnosis() -> None:
     answers: list[dict[str, Any]] = [{"ok": True} for _ in vector.calls]
     answers[index] = {"ok": True, "victims": None}
     result = checker.judge(vector, answers[: index + 1] + answers[index + 1 :])
-    assert result.verdict == checker.BROKEN_INVARIANT and result.rule == checker.NOT_INTEGERS
+    assert result.verdict == verdicts.BROKEN_INVARIANT and result.rule == verdicts.NOT_INTEGERS
     assert not diagnosis.wants_diagnosis(result)
     assert "null" in result.message and "None" not in result.message
 

@@ -16,7 +16,8 @@ from typing import Any
 
 from conformance.explain import kills
 from conformance.explain.play import play
-from conformance.judge.checker import PASS, judge
+from conformance.judge.checker import judge
+from conformance.judge.verdicts import PASS
 from conformance.mutants._base import Mutant
 from conformance.suite.vectors import Vector
 from conformance.transport.failures import AdapterFailure

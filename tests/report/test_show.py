@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from conformance.judge import checker
+from conformance.judge.verdicts import PASS, WRONG_VICTIMS, Verdict
 from conformance.report import show, terminal
+from conformance.runner.results import VectorResult
 from conformance.runner.run import RunResult
 from conformance.spec import resources
 
@@ -42,9 +43,9 @@ def test_the_command_names_paths_only_when_they_are_not_the_committed_suite(tmp_
     )
 
 
-def failing(vector_id: str) -> checker.VectorResult:
-    return checker.VectorResult(
-        vector_id, checker.WRONG_VICTIMS, 5, "evict", "evicted [2], expected [1]", [1], [2]
+def failing(vector_id: str) -> VectorResult:
+    return VectorResult(
+        Verdict(vector_id, WRONG_VICTIMS, 5, "evict", "evicted [2], expected [1]", [1], [2])
     )
 
 
@@ -65,7 +66,7 @@ def test_the_summary_names_the_suite_run_when_it_is_not_the_committed_one(tmp_pa
 
 
 def test_a_stale_known_failure_s_line_is_its_one_line() -> None:
-    stale = checker.VectorResult("ties/a", checker.PASS, known_failure=True)
+    stale = VectorResult(Verdict("ties/a", PASS), known_failure=True)
     assert terminal.format_result(stale) == (
         "FAIL ties/a: pass (listed as a known failure, but it passes: remove it from the list)"
     )

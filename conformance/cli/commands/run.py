@@ -85,9 +85,9 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.judge.checker import VectorResult
     from conformance.report import terminal
     from conformance.runner import run
+    from conformance.runner.results import VectorResult
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
     from conformance.suite import discovery
@@ -163,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         known_failures=known,
         progress=judged,
         validate_protocol=args.validate_protocol,
+        triage=True,  # entries: each read only if the triage replays something on it
     )
     context = terminal.RunContext(
         paths=paths,
@@ -186,14 +187,6 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:  # the runner has killed the adapters
         progress.finish()
-    ids = {entry.id for entry in selected}
-    vector_results = [r for r in result.results if r.vector_id in ids]
-    # The triage explains the policy's failures (checks are not its evidence); a run whose
-    # only faults are stale known failures (listed vectors that pass) has none to explain.
-    if any(r.fails_run and not r.passed for r in vector_results):
-        from conformance.explain.triage import triage
-
-        result.triage = triage(selected, vector_results)  # entries: each read only if replayed
     print(terminal.format_summary(result, context))
     if not _write_outputs(outputs, result, context, adapter_argv):
         return EXIT_USAGE
