@@ -35,8 +35,8 @@ from typing import Any
 from conformance.spec import resources
 from conformance.spec.protocol import PROTOCOL_VERSION, encode_body
 from conformance.spec.text import escape, split_description
-from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import pick_one
+from conformance.suite.protocol_checks import ProtocolCheck, load_check
 from conformance.suite.stream import RunnableVector, SuiteEntry, plan_suite, read_for_run
 from conformance.suite.vectors import LONG_VECTOR
 from conformance.transport.framing import REQUEST_LINE
@@ -224,7 +224,7 @@ def find(paths: Sequence[str | Path], wanted: str) -> Shown:
     pattern selecting it alone: :func:`conformance.suite.discovery.pick_one`), read as ``run``
     reads it. Raises :class:`conformance.suite.discovery.NoSuchItem`,
     :class:`conformance.spec.errors.VectorError` or
-    :class:`conformance.suite.checks.CheckError`, each a one-line message."""
+    :class:`conformance.suite.protocol_checks.CheckError`, each a one-line message."""
     plan = plan_suite(paths)
     entry = pick_one(sorted([*plan.vectors, *plan.checks], key=lambda item: item.id), wanted)
     if entry in plan.checks:

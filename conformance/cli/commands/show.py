@@ -46,8 +46,8 @@ def run(args: argparse.Namespace) -> int:
     from conformance.report import show
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
-    from conformance.suite.checks import CheckError
     from conformance.suite.discovery import NoSuchItem
+    from conformance.suite.protocol_checks import CheckError
 
     try:
         window = show.parse_window(args.calls) if args.calls is not None else None
