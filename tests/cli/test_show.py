@@ -177,6 +177,51 @@ def test_the_docs_examples_are_what_show_prints(command: str) -> None:
         assert example == file_line.sub("  file: F", view)
 
 
+def _code_blocks(text: str) -> list[str]:
+    return re.findall(r"^```\n(.*?)^```$", text, re.M | re.S)
+
+
+def _as_pasted(pasted: str, printed: str) -> None:
+    """``printed`` begins with the lines of ``pasted``; a pasted line that ends in ``...`` is
+    the start of the printed one."""
+    want, got = pasted.splitlines(), printed.splitlines()
+    assert len(got) >= len(want), (pasted, printed)
+    for line, actual in zip(want, got, strict=False):
+        if line.endswith(" ..."):
+            assert actual.startswith(line.removesuffix("...")), (line, actual)
+        else:
+            assert actual == line
+
+
+MUTANT = [*REFERENCE_ARGV, "--mutant", "ties-to-higher-position"]
+
+
+def test_the_docs_fail_line_replay_and_errors_are_what_the_kit_prints() -> None:
+    """docs/show.md's other examples: the FAIL block that names show (a run of the planted
+    mistake), the requests piped into that adapter, and the two refusals."""
+    text = DOCS.read_text()
+    item_id = "ties/lower-position-first"
+    fail_block = next(block for block in _code_blocks(text) if block.startswith("FAIL "))
+    failed = kit("run", "-k", item_id, "--adapter", shlex.join(MUTANT))
+    assert failed.returncode == 1, failed.stderr.decode()[-2000:]
+    _as_pasted(fail_block, failed.stdout.decode())
+
+    replay = f"$ snapkv-conformance show {item_id} --requests | ./my-adapter\n"
+    pasted = text.split(replay, 1)[1].split("```", 1)[0]
+    requests = kit("show", item_id, "--requests").stdout
+    answers = subprocess.run(MUTANT, input=requests, capture_output=True, timeout=60, check=True)
+    assert answers.stdout.decode() == pasted
+
+    refusals = re.findall(
+        r"^\$ snapkv-conformance show (\S+)\n(snapkv-conformance show: .*)$", text, re.M
+    )
+    assert len(refusals) == 2, refusals
+    for wanted, message in refusals:
+        done = kit("show", wanted)
+        assert done.returncode == 2
+        assert done.stdout == b"" and done.stderr.decode() == message + "\n"
+
+
 def test_a_protocol_check_shows_its_rule_and_its_bytes_line_by_line() -> None:
     path = SUITE / "protocol" / "blank-lines.json"
     data = json.loads(path.read_text())
