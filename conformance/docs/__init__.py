@@ -10,6 +10,8 @@ the repository's own Markdown files are published in it.
 - :mod:`.suite_listing`: every vector and protocol check with what it catches, from
   ``vectors/``;
 - :mod:`.examples`: real runs of held-out ports, for README's first run and the triage page;
+- :mod:`.nav`: every page of the site in the nav of ``mkdocs.yml``, and every entry a page
+  (checked with the blocks);
 - :mod:`.published`: the files outside ``docs/`` the site publishes (SPEC.md, ARCHITECTURE.md,
   the adapters' and the suite's READMEs) and the links between them, for
   :mod:`.mkdocs_hooks`, the hooks ``mkdocs.yml`` names.

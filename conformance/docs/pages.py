@@ -5,7 +5,8 @@ A generated block sits in a hand-written page between two comments that name it,
 ``<!-- docs:NAME:begin -->`` and ``<!-- docs:NAME:end -->``; everything outside them is prose
 and is never touched. ``python -m conformance.docs`` rewrites every block from the kit
 (only from a checkout: an installed kit has no pages); ``--check`` writes nothing and exits 1
-naming each block that is stale, as ``snapkv-conformance generate --check`` does for vectors.
+naming each block that is stale, as ``snapkv-conformance generate --check`` does for vectors,
+and each page of the site the nav of ``mkdocs.yml`` leaves out or names wrongly (:mod:`.nav`).
 A change to a subcommand's options, the report schema, the exit statuses or the suite
 therefore fails the check until the pages are regenerated.
 """
@@ -17,7 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from conformance.docs import examples, exit_statuses, manual, report_format, suite_listing
+from conformance.docs import examples, exit_statuses, manual, nav, report_format, suite_listing
 from conformance.report.outputs import OutputError, write_text
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, KitError, print_error
 from conformance.spec.resources import checkout_root
@@ -166,12 +167,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.check:
             problems = stale(root, blocks)
-            for problem in problems:
+            unlisted = [] if args.block else nav.problems(root)
+            for problem in [*problems, *unlisted]:
                 print(problem)
             if problems:
                 print(f"regenerate with: {COMMAND}")
-                return EXIT_FAILED
-            return EXIT_OK
+            return EXIT_FAILED if problems or unlisted else EXIT_OK
         for page in write(root, blocks):
             print(f"rewrote {page}")
     except (PageError, OutputError) as error:

@@ -9,8 +9,6 @@ from pathlib import Path
 from conformance.docs.published import PAGES, linked_files, repo_path, rewrite_links, site_path
 
 ROOT = Path(__file__).resolve().parents[2]
-#: A page named in mkdocs.yml's nav: ``- Title: path.md`` or ``- path.md``.
-_NAV_PAGE = re.compile(r"^\s*-\s+(?:[^:\n]+:\s+)?([\w./-]+\.md)\s*$", re.M)
 
 
 def test_docs_pages_sit_at_the_root_and_the_others_where_they_are() -> None:
@@ -61,20 +59,6 @@ def test_link_text_over_two_lines_and_images_are_links_too() -> None:
     }
 
 
-def _nav_pages() -> set[str]:
-    return set(_NAV_PAGE.findall((ROOT / "mkdocs.yml").read_text(encoding="utf-8")))
-
-
-def test_every_page_is_in_the_navigation_and_every_entry_is_a_page() -> None:
-    """What strict mode checks when the site is built, checked here without MkDocs."""
-    docs = {path.relative_to(ROOT / "docs").as_posix() for path in (ROOT / "docs").rglob("*.md")}
-    published = {site_path(page) for page in PAGES}
-    assert docs.isdisjoint(published), "a page under docs/ would hide a published one"
-    assert _nav_pages() == docs | published
-    for page in PAGES:
-        assert (ROOT / page).is_file(), page
-
-
 def test_every_link_of_every_page_leads_to_a_file_of_the_repository() -> None:
     broken = []
     pages = [path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")]
@@ -86,3 +70,27 @@ def test_every_link_of_every_page_leads_to_a_file_of_the_repository() -> None:
             if not (ROOT / target).exists()
         ]
     assert broken == []
+
+
+#: A path of the repository a page names in code: ```conformance/runner/run.py```,
+#: ```tests/docs/test_nav.py::name```, ```benchmarks/```.
+_NAMED_PATH = re.compile(
+    r"`((?:conformance|tests|benchmarks|adapters|vectors|schema|docs|\.ci)/[\w./-]*[\w/])"
+    r"(?:::[\w\[\]-]+)?`"
+)
+#: Folders a page tells the reader to make (nothing is in them in the kit's own checkout).
+_MADE_BY_THE_READER = ("conformance/tools/generate/builders/findings/",)
+
+
+def test_every_path_a_page_names_in_code_is_in_the_checkout() -> None:
+    """A module, test or script moved or renamed shows here with the pages that still name
+    its old path (from the checkout's root, or from the page's own folder)."""
+    pages = [path.relative_to(ROOT).as_posix() for path in (ROOT / "docs").rglob("*.md")]
+    stale = []
+    for page in [*pages, *PAGES, "README.md"]:
+        for path in _NAMED_PATH.findall((ROOT / page).read_text(encoding="utf-8")):
+            here = (ROOT / page).parent / path
+            if path in _MADE_BY_THE_READER or (ROOT / path).exists() or here.exists():
+                continue
+            stale.append(f"{page}: {path}")
+    assert stale == []
