@@ -10,8 +10,12 @@ and the script that printed it (its figures are re-measured, not derived).
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from pathlib import Path
+from types import ModuleType
+
+import pytest
 
 from conformance import mutants
 from conformance.spec import resources
@@ -37,10 +41,73 @@ def _suite() -> tuple[int, int, int]:
 def test_the_opening_and_the_kit_table_count_the_committed_suite() -> None:
     vectors, checks, recorded = _suite()
     opening = f"`{vectors + checks} passed, 0 failed` ({vectors} vectors, {checks} protocol checks)"
-    assert opening in README
-    assert opening in GETTING_STARTED
+    assert opening in README, f"README.md's opening should quote {opening}"
+    assert opening in GETTING_STARTED, f"docs/getting-started.md should quote {opening}"
     assert f"| {vectors} vectors ({recorded} of them recorded from a real model)" in KIT
     assert f"and {checks} protocol checks under `vectors/protocol/`" in KIT
+
+
+def _readme_commands() -> ModuleType:
+    """benchmarks/readme_commands.py, which pastes its run into docs/getting-started.md."""
+    path = ROOT / "benchmarks" / "readme_commands.py"
+    spec = importlib.util.spec_from_file_location("readme_commands", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+REFRESH = "refresh with: python3 benchmarks/readme_commands.py --record"
+
+
+def test_the_pasted_run_of_readme_s_commands_counts_the_committed_suite() -> None:
+    """The first command's last line, as the pasted run printed it, is what the opening
+    quotes: a vector added or removed since the run shows here, before CI's --check."""
+    script = _readme_commands()
+    vectors, checks, _ = _suite()
+    first, second = script.pasted_lasts()
+    assert script.counts(first) == {"passed": vectors + checks, "failed": 0}, REFRESH
+    assert script.counts(second)["passed"] > 0 and "failed" not in script.counts(second)
+    ran = re.findall(r"^\[1/1\] (.*)$", script.pasted(), re.M)
+    assert ran == script.readme_commands(), REFRESH
+
+
+def _page(tmp_path: Path, lasts: tuple[str, str]) -> Path:
+    page = tmp_path / "page.md"
+    script = _readme_commands()
+    run = [f"[1/1] cmd\n    exit 0 after 9 s: {last}" for last in lasts]
+    page.write_text(f"prose\n{script.BEGIN}\n{script.block(run)}\n{script.END}\nmore\n")
+    return page
+
+
+def test_the_check_compares_counts_and_not_times(tmp_path: Path) -> None:
+    script = _readme_commands()
+    page = _page(tmp_path, ("223 passed, 0 failed", "1816 passed, 11 skipped in 78.94s"))
+    same = ["223 passed, 0 failed", "1816 passed, 11 skipped in 120.00s (0:02:00)"]
+    assert script.differences(same, page) == []
+    moved = ["223 passed, 0 failed", "1830 passed, 11 skipped in 80.00s"]
+    [line] = script.differences(moved, page)
+    assert "'1816 passed, 11 skipped in 78.94s'" in line
+    assert "'1830 passed, 11 skipped in 80.00s'" in line
+    assert script.differences(["224 passed, 0 failed", same[1]], page) != []
+    assert script.differences(["223 passed, 1 failed", same[1]], page) != []
+
+
+def test_recording_rewrites_only_the_block(tmp_path: Path) -> None:
+    script = _readme_commands()
+    page = _page(tmp_path, ("1 passed, 0 failed", "2 passed"))
+    script.record(["[1/1] cmd", "    exit 0 after 5 s: 7 passed, 0 failed"], page)
+    text = page.read_text()
+    assert text.startswith(f"prose\n{script.BEGIN}\n```console\n")
+    assert text.endswith(f"```\n{script.END}\nmore\n")
+    assert script.pasted_lasts(page) == ["7 passed, 0 failed"]
+
+
+def test_a_page_without_the_block_is_refused(tmp_path: Path) -> None:
+    page = tmp_path / "page.md"
+    page.write_text("no block\n")
+    with pytest.raises(SystemExit, match="no <!-- docs:readme-commands:begin -->"):
+        _readme_commands().pasted(page)
 
 
 def test_the_kit_table_counts_the_catalogued_mistakes() -> None:
