@@ -151,19 +151,17 @@ def main() -> int:
     )
     parser.add_argument("--skipped", type=Path, help="write the node ids of skipped tests here")
     what = parser.add_mutually_exclusive_group()
-    what.add_argument(
-        "--record", action="store_true", help=f"paste this run into {PAGE.relative_to(ROOT)}"
-    )
+    what.add_argument("--record", action="store_true", help=f"paste this run into {_shown(PAGE)}")
     what.add_argument(
         "--check",
         action="store_true",
-        help=f"exit 1 if the counts differ from the run {PAGE.relative_to(ROOT)} pastes",
+        help=f"exit 1 if the counts differ from the run {_shown(PAGE)} pastes",
     )
     args = parser.parse_args()
     if (args.record or args.check) and args.repeats != 1:
         parser.error("--record and --check paste or compare one run: leave out --repeats")
     if args.check:
-        pasted_lasts()  # the page holds the block, before minutes of running
+        pasted_lasts(PAGE)  # the page holds the block, before minutes of running
 
     commands = readme_commands()
     venv = args.venv or Path(tempfile.mkdtemp(prefix="snapkv-readme-")) / "venv"
@@ -197,10 +195,10 @@ def main() -> int:
             say(f"median {statistics.median(times):.0f} s ({shown}): {command}")
     say(f"load average at the end {os.getloadavg()[0]:.1f}")
     if args.record:
-        record(printed)
-        print(f"pasted into {PAGE.relative_to(ROOT)}")
+        record(printed, PAGE)
+        print(f"pasted into {_shown(PAGE)}")
     if args.check:
-        found = differences(lasts)
+        found = differences(lasts, PAGE)
         for line in found:
             print(line)
         if found:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import sys
 from pathlib import Path
 from types import ModuleType
 
@@ -164,3 +165,36 @@ def test_every_link_in_readme_leads_to_a_file_and_heading_that_exist() -> None:
         if not found:
             broken.append(target)
     assert broken == []
+
+
+def test_record_then_check_end_to_end_with_the_commands_stubbed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--record pastes what the run printed; --check then passes on the same counts and fails,
+    naming --record, on others."""
+    script = _readme_commands()
+    page = _page(tmp_path, ("1 passed, 0 failed", "2 passed"))
+    lasts = iter(["223 passed, 0 failed", "1816 passed, 11 skipped in 80.00s"] * 2)
+    monkeypatch.setattr(script, "PAGE", page)
+    monkeypatch.setattr(script, "readme_commands", lambda: ["first", "second"])
+    monkeypatch.setattr(script.subprocess, "run", lambda *args, **kwargs: None)
+    monkeypatch.setattr(script, "run_in_venv", lambda command, venv, env: (0, 3.0, next(lasts)))
+    for flag in ("--record", "--check"):
+        monkeypatch.setattr(
+            sys, "argv", ["readme_commands.py", flag, "--venv", str(tmp_path / flag)]
+        )
+        assert script.main() == 0
+    assert script.pasted_lasts(page) == [
+        "223 passed, 0 failed",
+        "1816 passed, 11 skipped in 80.00s",
+    ]
+    assert "[1/1] second\n    exit 0 after 3 s: 1816 passed" in script.pasted(page)
+    capsys.readouterr()
+    monkeypatch.setattr(script, "run_in_venv", lambda command, venv, env: (0, 3.0, "9 passed"))
+    monkeypatch.setattr(
+        sys, "argv", ["readme_commands.py", "--check", "--venv", str(tmp_path / "v")]
+    )
+    assert script.main() == 1
+    assert capsys.readouterr().out.endswith(
+        "refresh the docs' figures with: python3 benchmarks/readme_commands.py --record\n"
+    )
