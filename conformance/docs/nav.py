@@ -23,15 +23,16 @@ _NAV_PAGE = re.compile(
     r"""^\s*-\s+(?:(?:"[^"\n]*"|'[^'\n]*'|[^:\n"']+):\s+)?([\w./-]+\.md)\s*$""", re.M
 )
 
-#: Pages expected under ``docs/``, by site path: the nav entry each is given once it exists.
-SECTIONS: dict[str, tuple[str, str]] = {
-    "show.md": ("Reading a failure", "Seeing a vector's calls"),
-    "ci/README.md": ("Porting", "CI recipes"),
-    "triage.md": ("Reading a failure", "Triage"),
-    "numerics.md": ("Reading a failure", "Numerics"),
-    "exit-statuses.md": ("Reference", "Exit statuses"),
-    "spec-coverage.md": ("Reference", "Spec coverage"),
-    "benchmarks.md": ("Benchmarks", "Benchmarks"),
+#: Pages expected under ``docs/``, by site path: the nav entry each is given once it exists,
+#: and the page already in the site that covers the same ground (to be made one page).
+SECTIONS: dict[str, tuple[str, str, str]] = {
+    "show.md": ("Reading a failure", "Seeing a vector's calls", ""),
+    "ci/README.md": ("Porting", "CI recipes", ""),
+    "triage.md": ("Reading a failure", "Triage", "docs/failures/triage.md"),
+    "numerics.md": ("Reading a failure", "Numerics", ""),
+    "exit-statuses.md": ("Reference", "Exit statuses", "docs/reference/exit-statuses.md"),
+    "spec-coverage.md": ("Reference", "Spec coverage", ""),
+    "benchmarks.md": ("Benchmarks", "Benchmarks", ""),
 }
 
 
@@ -48,10 +49,16 @@ def site_pages(root: Path) -> set[str]:
 
 
 def _entry(page: str) -> str:
-    section, title = SECTIONS.get(page, ("", ""))
+    section, title, overlap = SECTIONS.get(page, ("", "", ""))
     if not section:
         return f"add `- TITLE: {page}` to the nav of mkdocs.yml"
-    return f"add `- {title}: {page}` to the nav of mkdocs.yml, under `{section}`"
+    entry = f"add `- {title}: {page}` to the nav of mkdocs.yml, under `{section}`"
+    if overlap:
+        entry += (
+            f", or make it and {overlap} one page (move the generated blocks with"
+            " conformance/docs/pages.py's BLOCKS)"
+        )
+    return entry
 
 
 def problems(root: Path) -> list[str]:

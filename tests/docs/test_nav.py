@@ -86,3 +86,12 @@ def test_the_docs_check_fails_on_a_page_missing_from_the_nav(
 def test_a_checkout_without_mkdocs_yml_is_named(tmp_path: Path) -> None:
     [problem] = nav.problems(tmp_path)
     assert problem.startswith("mkdocs.yml: cannot read: ")
+
+
+def test_a_page_that_covers_an_existing_one_says_which(tmp_path: Path) -> None:
+    root = _site(tmp_path, PUBLISHED_NAV, ["triage.md"])
+    assert nav.problems(root) == [
+        "docs/triage.md: a page of the site in no nav entry: add `- Triage: triage.md` to the "
+        "nav of mkdocs.yml, under `Reading a failure`, or make it and docs/failures/triage.md "
+        "one page (move the generated blocks with conformance/docs/pages.py's BLOCKS)"
+    ]
