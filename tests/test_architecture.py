@@ -368,7 +368,8 @@ def test_a_layer_file_that_is_not_there_is_found() -> None:
 #: Module names that two modules may share, and why. A command's module
 #: (``cli/commands/<command>.py``) shares its name with the one module it is the front of; the
 #: generator's builders are named after the catalogue family whose mistakes they trap; the two
-#: ``model.py`` are named by path in README.md (renamed when it no longer names them).
+#: ``model.py`` are named by path in README.md (renamed when it no longer names them); each
+#: ``__main__.py`` is what ``python -m`` runs of its package.
 _SHARED_NAMES = {
     "run": {"conformance/cli/commands/run.py", "conformance/runner/run.py"},
     "bench": {"conformance/cli/commands/bench.py", "conformance/tools/bench.py"},
@@ -383,6 +384,8 @@ _SHARED_NAMES = {
         for family in ("pooling", "ring", "selection", "summation")
     },
     "model": {"conformance/mutants/model.py", "conformance/tools/record/model.py"},
+    # Python's name for what `python -m PACKAGE` runs: the kit's CLI and the docs' generator.
+    "__main__": {"conformance/__main__.py", "conformance/docs/__main__.py"},
 }
 
 
