@@ -15,7 +15,6 @@ import select
 import subprocess
 import sys
 import threading
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +23,7 @@ from hypothesis import strategies as st
 
 from conformance.adapter.server import Session, serve
 from conformance.policy.reference import SnapKV
+from tests.support.paths import ROOT
 
 TIMEOUT = 60.0  # seconds; generous for a shared machine, but every wait is bounded
 PARAMS = {"budget": 3, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
@@ -188,7 +188,7 @@ def test_new_step_evict_scores_bye_over_real_pipes() -> None:
 def test_the_python_template_is_the_reference_adapter() -> None:
     """adapters/python/snapkv-adapter, the file a Python port copies, runs the same program as
     ``snapkv-conformance adapter``: the same answers, byte for byte, to the same session."""
-    template = Path(__file__).resolve().parents[1] / "adapters" / "python" / "snapkv-adapter"
+    template = ROOT / "adapters" / "python" / "snapkv-adapter"
     requests = numbered(workload(20), first=2)
     hello = {"id": 1, "op": "hello", "protocol": 1}
     data = b"".join(line(m) for m in [hello, *requests, {"id": len(requests) + 2, "op": "bye"}])

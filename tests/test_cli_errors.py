@@ -32,6 +32,7 @@ from conformance.tools import fuzz
 from conformance.tools.generate import generator
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.in_process import InProcessAdapter
+from tests.support.paths import ROOT
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -87,7 +88,7 @@ def stuck_adapter(tmp_path: Path) -> tuple[list[str], Path]:
         textwrap.dedent(
             f"""
             import json, os, signal, sys, time
-            sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+            sys.path.insert(0, {str(ROOT)!r})
             from conformance.adapter.server import Session, encode
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             session = Session()
@@ -163,7 +164,7 @@ def test_interrupting_the_protocol_checks_writes_what_finished_within_moments(tm
         textwrap.dedent(
             f"""
             import os, signal, sys, time
-            sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+            sys.path.insert(0, {str(ROOT)!r})
             from conformance.adapter.server import Session, encode
             signal.signal(signal.SIGINT, signal.SIG_IGN)
             session = Session()

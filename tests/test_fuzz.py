@@ -13,7 +13,6 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -30,6 +29,7 @@ from conformance.tools import fuzz
 from conformance.tools.scenarios import scenario_of, scenarios
 from conformance.transport.in_process import InProcessAdapter
 from tests.heldout_ports import ArgsortSelection
+from tests.support.paths import ROOT, TESTS
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 
 PLANTED = ("stale-history-on-reuse", "null-advances-ring", "ties-to-higher-position")
@@ -236,7 +236,7 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=120,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=ROOT,
     )
 
 
@@ -250,7 +250,7 @@ def planted(name: str) -> Client:
 
 # -- weights that are not float32 values ---------------------------------------------------------
 
-SLIPS = Path(__file__).resolve().parent / "lax_adapters" / "slips.py"
+SLIPS = TESTS / "lax_adapters" / "slips.py"
 
 
 @pytest.mark.slow

@@ -24,6 +24,7 @@ from conformance.runner.check_sessions import run_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.transport.raw import EXIT_GRACE
+from tests.support.paths import ROOT, TESTS
 from tests.support.runner_support import REFERENCE_ARGV
 
 CHECKS = {check.id: check for check in load_checks([suite_dir()])}
@@ -68,7 +69,7 @@ def gone(pid: int, within: float = 5.0) -> bool:
 #: The reference adapter's loop, answering every line, for inline adapters to wrap.
 SERVE = f"""
 import sys
-sys.path.insert(0, {str(Path(__file__).resolve().parents[1])!r})
+sys.path.insert(0, {str(ROOT)!r})
 from conformance.adapter.server import Session, encode
 session = Session()
 def serve():
@@ -437,7 +438,7 @@ def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
         "status = main(['run', '-k', 'summation/window-256-trap', '--adapter', sys.argv[1]])\n"
         "print(status, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss // 1024)\n"
     )
-    broken = Path(__file__).resolve().parent / "broken_adapters" / "huge_refusals.py"
+    broken = TESTS / "broken_adapters" / "huge_refusals.py"
     peaks = {}
     for name, adapter in (
         (

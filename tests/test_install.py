@@ -17,12 +17,11 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import ROOT
 from tests.support.wheel import build_wheel
 
 #: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
 pytestmark = pytest.mark.slow
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 #: What building from a checkout writes into it (setuptools' build tree and metadata).

@@ -17,8 +17,9 @@ from pathlib import Path
 import pytest
 
 from conformance.tools.record import RecordSetupError, model_path, require_extras
+from tests.support.paths import ROOT
 
-LAB = Path(__file__).resolve().parents[1] / "benchmarks" / "lab.py"
+LAB = ROOT / "benchmarks" / "lab.py"
 
 
 def lab(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:

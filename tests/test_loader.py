@@ -23,6 +23,7 @@ from conformance.suite.vectors import (
     load_vector,
     read_document,
 )
+from tests.support.paths import TESTS
 from tests.support.runner_support import params, workload, write_suite
 
 
@@ -141,7 +142,7 @@ def test_nesting_in_a_call_line_counts_from_the_document(tmp_path, depth):
 
 
 def test_schema_problems_are_the_plain_validators_for_every_malformed_file():
-    malformed = Path(__file__).parent / "malformed"
+    malformed = TESTS / "malformed"
     plain = schema_validator()
     for path in sorted(malformed.glob("*.json")):
         try:

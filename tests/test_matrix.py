@@ -16,6 +16,7 @@ from conformance.spec import resources
 from conformance.suite.vectors import load_suite
 from conformance.tools import matrix
 from conformance.tools.matrix import Port
+from tests.support.paths import TESTS
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -25,8 +26,6 @@ from tests.support.runner_support import (
     write_suite,
 )
 from tests.support.small_suite import IDS, write_small_suite
-
-HERE = Path(__file__).resolve().parent
 
 REFERENCE = shlex.join(REFERENCE_ARGV)
 TIES = shlex.join(mutant_argv("ties-to-higher-position"))
@@ -237,7 +236,7 @@ def test_the_matrix_runs_the_protocol_checks_and_fails_a_lax_protocol_layer(suit
     from conformance.suite.stream import load_checks
 
     checks = [check for check in load_checks([resources.suite_dir()]) if "hello" in check.id]
-    lax = Port("lax", (sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"))
+    lax = Port("lax", (sys.executable, str(TESTS / "lax_adapters" / "lax.py"), "hello-loose"))
     result = matrix.run_matrix(load_suite([suite]), [lax], checks=checks, timeout=10)
     (column,) = result.columns
     assert all(column.verdict(vector.id) == "pass" for vector in result.vectors)

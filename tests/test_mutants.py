@@ -25,6 +25,7 @@ from conformance.mutants import CATALOGUE, EQUIVALENT, FAMILIES, lookup, names
 from conformance.mutants._base import outcome
 from conformance.policy.reference import SnapKV, new_policy
 from conformance.tools.scenarios import Scenario, scenarios
+from tests.support.paths import ROOT
 from tests.test_policy_suite import expected_outcomes
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
@@ -383,11 +384,10 @@ def test_every_trap_is_needed(suite_matrix):
 
 
 def test_readme_tables_match_the_kill_matrix(suite_matrix):
-    from pathlib import Path
 
     from conformance.cli.commands.mutants import format_markdown, readme_block
 
-    readme = Path(__file__).resolve().parent.parent / "README.md"
+    readme = ROOT / "README.md"
     block = readme_block(readme.read_text(encoding="utf-8"))
     assert block == format_markdown(suite_matrix), (
         "README's 'The suite's power' tables are stale: run "
@@ -396,9 +396,8 @@ def test_readme_tables_match_the_kill_matrix(suite_matrix):
 
 
 def test_readme_states_the_catalogue_s_size():
-    from pathlib import Path
 
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"| `snapkv-conformance mutants` | {len(CATALOGUE)} plausible wrong ports " in readme
 
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from tests.support.paths import ROOT
 from tests.support.port_differential import (
     INT31,
     build_scenario,
@@ -31,7 +32,6 @@ from tests.support.toolchains import build_lock, require_tools
 #: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parent.parent
 C_DIR = ROOT / "adapters" / "c"
 BUILD = C_DIR / "build"
 #: More with SNAPKV_C_SCENARIOS=N for a longer soak (the README quotes such a run).

@@ -12,12 +12,12 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from conformance.adapter.server import Session
+from tests.support.paths import ROOT
 from tests.support.port_differential import (
     INT31,
     ScenarioBuilder,
@@ -33,7 +33,6 @@ from tests.support.toolchains import require_tools
 #: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
 pytestmark = pytest.mark.slow
 
-ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "adapters" / "rust" / "Cargo.toml"
 ADAPTER = ROOT / "adapters" / "rust" / "target" / "release" / "snapkv-adapter"
 CARGO_TIMEOUT = 600  # seconds; a cold release build takes well under a minute

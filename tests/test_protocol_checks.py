@@ -13,7 +13,6 @@ import json
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -26,10 +25,10 @@ from conformance.suite.protocol_checks import ProtocolCheck, dumps_check
 from conformance.suite.stream import load_checks
 from conformance.suite.validation import check_problems, reference_answers
 from conformance.tools.generate.checks import build_checks
+from tests.support.paths import TESTS
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE / "lax_adapters"))
-import lax  # noqa: E402
+sys.path.insert(0, str(TESTS / "lax_adapters"))
+import lax
 
 CHECKS = load_checks([suite_dir()])
 BY_ID = {check.id: check for check in CHECKS}
@@ -273,7 +272,7 @@ def test_a_hanging_adapter_times_out_and_is_killed():
 
 @pytest.mark.slow
 def test_default_run_fails_a_lax_adapter_with_a_line_naming_the_rule():
-    adapter = shlex.join([sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"])
+    adapter = shlex.join([sys.executable, str(TESTS / "lax_adapters" / "lax.py"), "hello-loose"])
     out = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "--adapter", adapter],
         capture_output=True,
@@ -312,7 +311,7 @@ MALFORMED_SCORES = {
 def test_default_run_fails_an_adapter_whose_scores_answers_are_malformed(name):
     """SPEC.md §2.5: scores answers are judged whenever an adapter gives them, not only while
     a failed vector is diagnosed: an adapter passing every vector fails the default run."""
-    adapter = shlex.join([sys.executable, str(HERE / "broken_adapters" / f"{name}.py")])
+    adapter = shlex.join([sys.executable, str(TESTS / "broken_adapters" / f"{name}.py")])
     out = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "--adapter", adapter],
         capture_output=True,
@@ -344,7 +343,7 @@ def test_run_checks_reports_each_check_as_it_is_judged():
 
 
 def test_run_selects_checks_with_k_and_honours_known_failures(tmp_path):
-    adapter = shlex.join([sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"])
+    adapter = shlex.join([sys.executable, str(TESTS / "lax_adapters" / "lax.py"), "hello-loose"])
     known = tmp_path / "known.txt"
     known.write_text("protocol/hello-protocol-true\nprotocol/hello-protocol-float\n")
     junit = tmp_path / "junit.xml"

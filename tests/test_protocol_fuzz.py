@@ -13,7 +13,6 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -25,9 +24,9 @@ from conformance.suite.protocol_checks import dumps_check, load_check
 from conformance.tools import protocol_fuzz as pf
 from conformance.tools.generate import checks as generated_checks
 from conformance.tools.generate.checks import build_checks
+from tests.support.paths import ROOT, TESTS
 
-HERE = Path(__file__).resolve().parent
-SLIPS = HERE / "lax_adapters" / "slips.py"
+SLIPS = TESTS / "lax_adapters" / "slips.py"
 sys.path.insert(0, str(SLIPS.parent))
 import slips  # noqa: E402
 
@@ -207,5 +206,5 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         capture_output=True,
         text=True,
         timeout=600,
-        cwd=HERE.parent,
+        cwd=ROOT,
     )

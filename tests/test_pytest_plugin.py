@@ -10,11 +10,11 @@ import shlex
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 
 from conformance.spec import resources
+from tests.support.paths import TESTS
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 from tests.support.small_suite import IDS, write_small_suite
 
@@ -153,7 +153,7 @@ def test_usage_errors(pytester, args):
 LAX = shlex.join(
     [
         sys.executable,
-        str(Path(__file__).resolve().parent / "lax_adapters" / "lax.py"),
+        str(TESTS / "lax_adapters" / "lax.py"),
         "hello-loose",
     ]
 )

@@ -8,14 +8,14 @@ and the script that printed it (its figures are re-measured, not derived).
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from conformance import mutants
 from conformance.spec import resources
 from conformance.suite.stream import plan_suite
 from conformance.tools.generate.generator import is_recorded
+from tests.support.paths import ROOT
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def _suite() -> tuple[int, int, int]:

@@ -10,6 +10,7 @@ import pytest
 
 from conformance import cli
 from conformance.spec import resources
+from tests.support.paths import ROOT
 
 
 def fake_installed_package(root: Path) -> Path:
@@ -32,7 +33,7 @@ def test_a_stray_vectors_directory_beside_the_package_is_ignored(tmp_path, monke
 
 
 def test_a_checkout_uses_its_own_vectors_through_the_data_links():
-    root = Path(__file__).resolve().parents[1]
+    root = ROOT
     assert resources.suite_dir() == root / "vectors"
     assert resources.schema_dir() == root / "schema"
     assert resources.checkout_root() == root
@@ -53,7 +54,7 @@ def test_an_installed_copy_refuses_to_rewrite_the_readme(tmp_path, monkeypatch, 
     package = fake_installed_package(tmp_path)
     monkeypatch.setattr(resources, "_PACKAGE", package)
     readme = tmp_path / "README.md"
-    shutil.copy(Path(__file__).resolve().parents[1] / "README.md", readme)
+    shutil.copy(ROOT / "README.md", readme)
     before = readme.read_bytes()
     assert cli.main(["mutants", "--update-readme", str(readme)]) == 2
     assert "runs only from a checkout" in capsys.readouterr().err

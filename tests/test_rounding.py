@@ -17,7 +17,6 @@ import subprocess
 import sys
 from decimal import Decimal
 from fractions import Fraction
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -32,9 +31,9 @@ from conformance.suite.validation import check_document
 from conformance.suite.vectors import DOUBLE_ROUNDING, dumps_vector, load_suite, load_vector
 from conformance.tools import spelling
 from tests.support import rounding_oracle as oracle
+from tests.support.paths import TESTS
 
-HERE = Path(__file__).resolve().parent
-SLIPS = HERE / "lax_adapters" / "slips.py"
+SLIPS = TESTS / "lax_adapters" / "slips.py"
 ROUNDING = [v for v in load_suite([suite_dir()]) if DOUBLE_ROUNDING in v.tags]
 ROUNDING_BY_ID = {v.id.split("/", 1)[1]: v for v in ROUNDING}
 NUMBER = re.compile(rb"-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?")

@@ -14,7 +14,6 @@ import re
 import shlex
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
@@ -22,9 +21,9 @@ from conformance.adapter.server import Session
 from conformance.judge.check_answers import judge_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
+from tests.support.paths import TESTS
 
-HERE = Path(__file__).resolve().parent
-SLIPS = HERE / "lax_adapters" / "slips.py"
+SLIPS = TESTS / "lax_adapters" / "slips.py"
 sys.path.insert(0, str(SLIPS.parent))
 import slips  # noqa: E402
 

@@ -18,7 +18,6 @@ import shlex
 import subprocess
 import sys
 from collections.abc import Callable, Sequence
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -27,9 +26,9 @@ from conformance.spec.resources import suite_dir
 from conformance.tools.generate.builders.selection import TIE_GROUPS
 from conformance.tools.generate.builders.summation import TRAP_WINDOWS
 from tests.support.numpy_dispatch import numpy_answers
+from tests.support.paths import TESTS
 
 SUITE = suite_dir()
-HERE = Path(__file__).resolve().parent
 
 Sum = Callable[[Sequence[float], int], float]  # (ring by slot, cursor) -> sum
 Select = Callable[[Sequence[float], int], list[int]]  # (pooled candidates, k) -> indices
@@ -334,7 +333,7 @@ def test_numpy_default_argsort_and_argpartition_fail_the_tie_vectors(dispatch):
 @pytest.mark.slow
 @pytest.mark.parametrize("selection", ["argsort", "argpartition"])
 def test_run_on_ties_alone_fails_an_unstable_selection(selection):
-    adapter = shlex.join([sys.executable, str(HERE / "heldout_ports.py"), selection])
+    adapter = shlex.join([sys.executable, str(TESTS / "heldout_ports.py"), selection])
     out = subprocess.run(
         [sys.executable, "-m", "conformance", "run", "-k", "ties/", "--adapter", adapter],
         capture_output=True,

@@ -36,10 +36,9 @@ from conformance.transport.in_process import InProcessAdapter
 from tests.heldout.ports import PORTS as HELDOUT
 from tests.heldout.real_ports import PORTS as REAL_PORTS
 from tests.support.numpy_dispatch import portable_numpy_argv
+from tests.support.paths import TESTS
 
 pytest_plugins = ["pytester"]
-
-HERE = Path(__file__).resolve().parent
 
 
 @cache
@@ -575,12 +574,12 @@ def test_the_spec_ports_pass_so_the_planted_bugs_are_the_only_differences() -> N
 def heldout_argv(name: str) -> list[str]:
     """A held-out port's command, numpy's SIMD dispatch switched off: the ports that rank with
     numpy's unstable sorts then answer as the catalogue models them on any CPU."""
-    return portable_numpy_argv([sys.executable, str(HERE / "heldout" / "ports.py"), name])
+    return portable_numpy_argv([sys.executable, str(TESTS / "heldout" / "ports.py"), name])
 
 
 def real_argv(name: str) -> list[str]:
     """A realistic port's command, numpy's SIMD dispatch switched off (see heldout_argv)."""
-    return portable_numpy_argv([sys.executable, str(HERE / "heldout" / "real_ports.py"), name])
+    return portable_numpy_argv([sys.executable, str(TESTS / "heldout" / "real_ports.py"), name])
 
 
 @pytest.mark.numpy_dispatch

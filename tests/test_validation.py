@@ -4,7 +4,6 @@ problem is reported, weights are judged by their text, and ``validate`` exits 0 
 from __future__ import annotations
 
 import shutil
-from pathlib import Path
 
 import pytest
 
@@ -19,8 +18,9 @@ from conformance.suite.validation import (
     validate_paths,
     weight_problem,
 )
+from tests.support.paths import TESTS
 
-MALFORMED = Path(__file__).parent / "malformed"
+MALFORMED = TESTS / "malformed"
 
 #: Each malformed fixture, the JSON pointer its problem must name, and words of the reason.
 EXPECTED: dict[str, tuple[str, str]] = {

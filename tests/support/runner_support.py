@@ -16,8 +16,9 @@ from typing import Any
 from conformance.adapter.server import Session
 from conformance.policy.reference import float32_literal
 from conformance.suite.vectors import Call, Vector, dumps_vector
+from tests.support.paths import TESTS
 
-BROKEN = Path(__file__).resolve().parents[1] / "broken_adapters"
+BROKEN = TESTS / "broken_adapters"
 REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
 
 
