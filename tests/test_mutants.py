@@ -26,7 +26,7 @@ from conformance.mutants._base import outcome
 from conformance.policy.reference import SnapKV, new_policy
 from conformance.tools.scenarios import Scenario, scenarios
 from tests.support.paths import ROOT
-from tests.test_policy_suite import expected_outcomes
+from tests.support.runner_support import expected_outcomes
 
 KEBAB = re.compile(r"^[a-z0-9]+(-[a-z0-9]+)*$")
 

@@ -17,22 +17,10 @@ from conformance.mutants._base import outcome
 from conformance.policy.fast import fast_policy
 from conformance.policy.reference import new_policy
 from conformance.spec import resources
-from conformance.suite.vectors import Vector, load_suite
+from conformance.suite.vectors import load_suite
+from tests.support.runner_support import expected_outcomes
 
 SUITE = load_suite([resources.suite_dir()])
-
-
-def expected_outcomes(vector: Vector) -> list[tuple[Any, ...]]:
-    """What the file says each call produces, in :func:`outcome`'s terms."""
-    expected = []
-    for call in vector.calls:
-        if call.expected_error is not None:
-            expected.append(("error", call.expected_error))
-        elif call.op == "evict":
-            expected.append(("victims", tuple(call.expected_victims or ())))
-        else:
-            expected.append(("ok",))
-    return expected
 
 
 @pytest.mark.parametrize("factory", [new_policy, fast_policy], ids=["reference", "fast"])
