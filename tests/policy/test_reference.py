@@ -2,7 +2,7 @@
 
 Expected values are worked out by hand from SPEC.md §2 with dyadic weights (every sum is exact),
 and every scenario that runs calls is also replayed on the independent oracle
-(:class:`oracles.OracleSnapKV`), which must agree bit for bit (:func:`replay`).
+(:class:`tests.support.oracles.OracleSnapKV`), which must agree bit for bit (:func:`replay`).
 """
 
 from __future__ import annotations

@@ -5,8 +5,8 @@
 - ``poolKernel 1`` with an ``obsWindow`` longer than the run is H2O: evict the lowest
   cumulative attention since admission, with the ``recentWindow`` newest protected.
 
-Both oracles (:mod:`oracles`) are written in their own terms and know nothing of rings or
-pooling. Scenarios include null steps, gaps and several steps between evictions.
+Both oracles (:mod:`tests.support.oracles`) are written in their own terms and know nothing
+of rings or pooling. Scenarios include null steps, gaps and several steps between evictions.
 """
 
 from __future__ import annotations

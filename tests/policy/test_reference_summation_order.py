@@ -1,11 +1,11 @@
 """The reference sums each ring in slot index order, and every other order would evict wrongly.
 
-Each case is a two-candidate scenario (:func:`summation.trap_scenario`): entries A and B, one
-victim. B's ring holds a single non-zero weight, so every summation gives B the same sum. A's
-ring is built so that the pinned sum (float64 from +0.0, slot 0 upward) ties B or beats it by an
-ulp, while the named wrong summations land on the other side. The test checks all three facts:
-the reference and the oracle evict the slot-order victim, each named alternative really gives A
-a different sum, and with that sum the alternative would really evict the other entry.
+Each case is a two-candidate scenario (:func:`tests.support.summation.trap_scenario`): entries A
+and B, one victim. B's ring holds a single non-zero weight, so every summation gives B the same
+sum. A's ring is built so that the pinned sum (float64 from +0.0, slot 0 upward) ties B or beats
+it by an ulp, while the named wrong summations land on the other side. The test checks all three
+facts: the reference and the oracle evict the slot-order victim, each named alternative really
+gives A a different sum, and with that sum the alternative would really evict the other entry.
 
 The weights are powers of two (and 3 * 2^-25), so every value below is exact and the cases
 can be checked by hand; ``u = 2^-53`` is half an ulp of 1.0 in float64, so ``1.0 + u`` ties
