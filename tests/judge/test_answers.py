@@ -18,14 +18,21 @@ from typing import Any
 import pytest
 
 from conformance.judge import checker, verdicts
+from conformance.judge.answers import held
 from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import Judged, Verdict
 from conformance.runner import run as runner
 from conformance.runner.client import Client, parse_handshake
 from conformance.spec.protocol import is_integer, same_integer
 from conformance.spec.resources import suite_dir
+from conformance.spec.text import KEEP_TEXT
 from conformance.suite.stream import load_checks
-from conformance.suite.validation import CheckDraft, check_document, realize, reference_answers
+from conformance.suite.validation import (
+    CheckDraft,
+    check_document,
+    realize,
+    reference_answers,
+)
 from conformance.suite.vectors import Vector
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.in_process import InProcessAdapter
@@ -608,3 +615,37 @@ def test_spec_2_5_a_scores_verdict_carries_its_evidence_and_says_which_rule():
         "scores positions [0, 1, 4], expected the kept positions [1, 3, 4]: they leave out the "
         "kept position(s) [3] and list [0], which are not kept (evicted, or never admitted)"
     )
+
+
+# -- what is held of an answer until its vector is judged -----------------------------------------
+
+
+def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_dropped():
+    """What a vector holds in flight is bounded by its calls, not by what the adapter writes:
+    a refusal's message is cut to KEEP_TEXT characters, fields no rule reads are dropped, and
+    an answer holding only judged fields with a short error is kept as it is."""
+    long = {"id": 3, "ok": False, "error": {"kind": "invalid-position", "message": "x" * 10**6}}
+    bounded = held(long)
+    assert bounded["error"]["kind"] == "invalid-position"
+    assert len(bounded["error"]["message"]) <= KEEP_TEXT + 100
+    # an error that is not an object is judged as such (a protocol error), and shown capped
+    text = held({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
+    assert text.startswith("zzz") and len(text) <= KEEP_TEXT + 100
+    chatty = {"id": 3, "ok": True, "victims": [1], "note": "y" * 10**6}
+    assert held(chatty) == {"id": 3, "ok": True, "victims": [1]}
+    plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
+    assert held(plain) == plain
+    # a short error is held as the adapter wrote it, whatever it holds: the judge names its faults
+    for error in ({"kind": "no-policy"}, {"kind": "no-policy", "message": 5}, {"message": "m"}):
+        assert held({"id": 3, "ok": False, "error": error})["error"] == error
+    # a long one keeps its kind and its message, capped, and nothing else
+    chatty_error = {"kind": "no-policy", "message": "m", "trace": "y" * 10**6}
+    assert held({"id": 3, "ok": False, "error": chatty_error})["error"] == {
+        "kind": "no-policy",
+        "message": "m",
+    }
+    no_kind = {"message": "x" * 10**6}
+    assert held({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
+    odd = {"kind": "no-policy", "message": 5, "trace": "y" * 10**6}
+    held_odd = held({"id": 3, "ok": False, "error": odd})["error"]
+    assert held_odd.get("kind") == "no-policy" and "trace" not in held_odd

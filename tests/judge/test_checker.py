@@ -20,10 +20,17 @@ from conformance import mutants
 from conformance.adapter.server import Session
 from conformance.explain import diagnosis
 from conformance.judge import checker, outcomes, verdicts
+from conformance.judge.outcomes import (
+    DIES,
+    MALFORMED,
+    answer_outcome,
+    answer_outcomes,
+    expected_outcomes,
+)
 from conformance.policy.reference import SnapKV, float32_literal
 from conformance.runner.client import Client
 from conformance.runner.results import VectorResult
-from conformance.spec.text import catches_of
+from conformance.spec.text import KEEP_ITEMS, catches_of
 from conformance.suite.vectors import Vector
 from conformance.transport.failures import AdapterFailure
 from conformance.transport.in_process import InProcessAdapter
@@ -489,3 +496,200 @@ def test_judging_in_batches_is_judging_at_once(cuts, wrong, cut_short, extra, fa
     if not expected.passed:
         kind = cut.kind if cut is not None else None
         assert expected.answers == outcomes.answer_outcomes(vector, answers, kind)
+
+
+#: budget 2, recentWindow 1: three steps, then an evict that must drop one of positions 0 and 1
+#: (position 2 is the protected newest entry, SPEC.md §2.4).
+_REQUESTS = [
+    {"op": "new", "params": params(2, 1, 2, 1), "seed": 0},
+    {"op": "step", "pos": 0, "attn": []},
+    {"op": "step", "pos": 1, "attn": [0.5]},
+    {"op": "step", "pos": 2, "attn": [0.25, 0.75]},
+    {"op": "evict"},
+    {"op": "evict"},
+]
+
+
+@pytest.fixture(scope="module")
+def small() -> Vector:
+    return reference_vector("kills/small", _REQUESTS)
+
+
+def reference_of(vector: Vector) -> list[dict[str, Any]]:
+    session = Session()
+    return [session.handle({**call.request, "id": i}) for i, call in enumerate(vector.calls)]
+
+
+# -- the vector judge (SPEC.md §2-§4) ------------------------------------------------------------
+
+
+def test_the_small_vector_is_what_spec_2_says(small):
+    """The fixture's expectations, read from SPEC.md §2.4 rather than trusted: one victim among
+    the unprotected positions 0 and 1, then nothing left to evict."""
+    victims = small.calls[4].expected_victims
+    assert len(victims) == 1 and victims[0] in (0, 1)
+    assert small.calls[5].expected_victims == []
+    assert checker.judge(small, reference_of(small)).passed
+
+
+@pytest.mark.parametrize(
+    "answer", [{"ok": False, "error": {"kind": "invalid-position", "message": "x"}}, {"ok": 1}, {}]
+)
+def test_spec_3_3_a_step_that_must_succeed_is_judged_when_refused_or_malformed(small, answer):
+    """SPEC.md §3.3/§3.4: a step the reference accepts must be answered ``"ok": true``; a
+    refusal is an unexpected refusal and an answer without a boolean ok a protocol error, even
+    for the plain steps the judge reads fastest."""
+    answers = reference_of(small)
+    answers[2] = {"id": 2, **answer}
+    verdict = checker.judge(small, answers)
+    assert verdict.call_index == 2 and verdict.op == "step"
+    if answer.get("ok") is False:
+        assert verdict.verdict == verdicts.UNEXPECTED_REFUSAL
+        assert verdict.expected == {"ok": True}
+        assert verdict.actual == {"error": "invalid-position", "message": "x"}
+        assert verdict.message.endswith("(x), but the call must succeed")
+    else:
+        assert verdict.verdict == verdicts.PROTOCOL_ERROR
+        assert verdict.actual == answer  # the answer as given, its id left out
+
+
+def test_spec_3_3_an_evict_refused_names_the_victims_it_had_to_give(small):
+    answers = reference_of(small)
+    answers[4] = {"id": 4, "ok": False, "error": {"kind": "no-policy", "message": "x"}}
+    verdict = checker.judge(small, answers)
+    want = small.calls[4].expected_victims
+    assert (verdict.verdict, verdict.call_index) == (verdicts.UNEXPECTED_REFUSAL, 4)
+    assert verdict.expected == {"victims": want}
+    assert verdict.message.endswith(f" (expected victims [{want[0]}])")
+
+
+def test_spec_3_3_a_wrong_error_kind_carries_both_kinds():
+    vector = reference_vector(
+        "kills/refused", [{"op": "new", "params": params(0, 0, 1, 1), "seed": 0}]
+    )
+    kind = vector.calls[0].expected_error
+    assert kind == "invalid-params"  # SPEC.md §2.1: budget 0 is out of range
+    answers = [{"id": 0, "ok": False, "error": {"kind": "bad-request", "message": "no"}}]
+    verdict = checker.judge(vector, answers)
+    assert verdict.verdict == verdicts.WRONG_ERROR_KIND
+    assert (verdict.expected, verdict.actual) == (
+        {"error": "invalid-params"},
+        {"error": "bad-request", "message": "no"},
+    )
+    assert verdict.message == "refused with bad-request (no), expected invalid-params"
+    success = checker.judge(vector, [{"id": 0, "ok": True, "extra": 1}])
+    assert success.verdict == verdicts.UNEXPECTED_SUCCESS
+    assert success.actual == {"ok": True, "extra": 1}
+    assert success.expected == {"error": "invalid-params"}
+
+
+def test_spec_3_too_few_or_too_many_answers_name_the_call(small):
+    """One answer per call: a run cut short without a failure names the first unanswered call,
+    and one answered too often names the last call."""
+    answers = reference_of(small)
+    n = len(small.calls)
+    # a local name: hypothesis's given, imported above, is not used in this function
+    for given, index in ((n - 1, n - 1), (n - 3, n - 3), (n + 1, n - 1)):  # noqa: F402
+        got = answers[:given] if given <= n else [*answers, {"id": n, "ok": True}]
+        verdict = checker.judge(small, got)
+        assert (verdict.vector_id, verdict.verdict) == ("kills/small", verdicts.PROTOCOL_ERROR)
+        assert (verdict.call_index, verdict.op) == (index, small.calls[index].op)
+        assert verdict.message == f"{given} answers to {n} calls"
+
+
+def test_a_failure_names_its_call_even_at_either_end(small):
+    """The call a crash is about: the first (index 0, ``new``) has its op; a failure after the
+    last call (the adapter died at end of input) has none, and the judge does not fail on it."""
+    first = checker.judge(small, [], failure=AdapterFailure("crash", 0, "exited"))
+    assert (first.vector_id, first.verdict, first.call_index, first.op) == (
+        "kills/small",
+        verdicts.CRASH,
+        0,
+        "new",
+    )
+    n = len(small.calls)
+    after = checker.judge(
+        small, reference_of(small), failure=AdapterFailure("crash", n, "exited", exit_status=3)
+    )
+    assert (after.verdict, after.call_index, after.op, after.exit_status) == (
+        verdicts.CRASH,
+        n,
+        None,
+        3,
+    )
+
+
+def test_a_failing_verdict_carries_the_answers_outcomes_and_a_pass_none(small):
+    """Triage compares what each answer decided; judging hands it over with every failure
+    (and ``dies`` for the call a crash cut off), never with a pass."""
+    answers = reference_of(small)
+    passed = checker.judge(small, answers)
+    assert (passed.vector_id, passed.verdict, passed.answers) == ("kills/small", verdicts.PASS, ())
+    cut = checker.judge(small, answers[:3], failure=AdapterFailure("crash", 3, "exited"))
+    assert cut.answers == (("ok",), ("ok",), ("ok",), DIES)
+    wrong = [*answers[:4], {"id": 4, "ok": True, "victims": [1 - answers[4]["victims"][0]]}]
+    verdict = checker.judge(small, [*wrong, answers[5]])
+    assert verdict.verdict == verdicts.WRONG_VICTIMS
+    assert verdict.answers[4] == ("victims", (1 - answers[4]["victims"][0],))
+
+
+def test_spec_2_4_descending_victims_say_which_came_after_which(small):
+    vector = reference_vector(
+        "kills/two",
+        [*_REQUESTS[:4], {"op": "step", "pos": 3, "attn": [0.5, 0.25, 0.25]}, {"op": "evict"}],
+    )
+    answers = reference_of(vector)
+    answers[5] = {"id": 5, "ok": True, "victims": [1, 0]}
+    verdict = checker.judge(vector, answers)
+    assert verdict.rule == verdicts.NOT_ASCENDING
+    assert verdict.message == "victims must be strictly ascending, but they put 0 after 1"
+    answers[5] = {"id": 5, "ok": True, "victims": [1, 1]}
+    assert checker.judge(vector, answers).message.endswith("but they repeat position 1")
+
+
+def test_spec_2_4_victims_that_are_not_a_list_say_what_came(small):
+    answers = reference_of(small)
+    answers[4] = {"id": 4, "ok": True, "victims": "3"}
+    verdict = checker.judge(small, answers)
+    assert verdict.rule == verdicts.NOT_INTEGERS
+    assert verdict.message == 'victims must be a list of integers, got "3"'
+
+
+def test_what_a_result_keeps_of_a_long_list_or_object():
+    """A result keeps at most KEEP_ITEMS members of an adapter's list or object, saying how
+    many it left out; exactly KEEP_ITEMS are kept whole."""
+    whole = {str(i): i for i in range(KEEP_ITEMS)}
+    assert verdicts.kept(whole) == whole
+    cut = verdicts.kept({str(i): i for i in range(KEEP_ITEMS + 2)})
+    assert len(cut) == KEEP_ITEMS + 1 and cut["..."] == "(2 more members)"
+
+
+def test_show_positions_elides_the_middle_of_a_long_list():
+    assert checker.show_positions(list(range(16))) == "[" + ", ".join(map(str, range(16))) + "]"
+    shown = checker.show_positions(list(range(20)))
+    assert shown == "[0, 1, 2, 3, 4, 5, 6, 7, ... 4 more ..., 12, 13, 14, 15, 16, 17, 18, 19]"
+
+
+# -- what each answer decides (judge/outcomes.py, what triage compares) --------------------------
+
+
+def test_a_refusal_decides_the_outcome_a_refusal_is_expected_to():
+    """A refused call's outcome is the one the vector expects of a call that must be refused
+    with that kind: triage compares the two, so their spelling is one."""
+    vector = reference_vector(
+        "kills/refused", [{"op": "new", "params": params(0, 0, 1, 1), "seed": 0}]
+    )
+    refusal = {"id": 0, "ok": False, "error": {"kind": "invalid-params", "message": "x"}}
+    assert answer_outcomes(vector, [refusal]) == expected_outcomes(vector)
+    assert answer_outcome(refusal, "new") == ("error", "invalid-params")
+
+
+def test_a_cut_exchange_ends_in_dies_or_malformed_and_only_then(small):
+    """``dies`` (a crash or a hang) or ``malformed`` (a protocol failure) stands for the call the
+    failure cut off; answers cut short without a failure, or a failure after the last answer,
+    add nothing."""
+    answers = reference_of(small)
+    assert len(answer_outcomes(small, answers[:3])) == 3
+    assert answer_outcomes(small, answers[:3], "protocol")[-1] == MALFORMED
+    assert answer_outcomes(small, answers[:3], "timeout")[-1] == DIES
+    assert answer_outcomes(small, answers, "crash") == expected_outcomes(small)

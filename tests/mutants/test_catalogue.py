@@ -330,7 +330,7 @@ def test_the_runner_fails_a_mutant_served_by_a_real_adapter_process(witness_suit
 @pytest.fixture(scope="module")
 def suite_matrix():
     """The kill matrix of the whole catalogue over the committed suite, as the shipped outcomes
-    record it (tests/test_triage.py recomputes them, and checks they are current)."""
+    record it (tests/explain/test_triage.py recomputes them, and checks they are current)."""
     from conformance.explain.kill_matrix import shipped_matrix
     from conformance.spec import resources
     from conformance.suite.vectors import load_suite

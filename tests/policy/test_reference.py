@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from conformance.policy import reference
 from conformance.policy.reference import FLOAT32_MAX, INT31_MAX, PARAM_NAMES, PolicyError, SnapKV
 from tests.support.oracles import OracleError, OracleSnapKV, apply, float_bits, params_dict
 
@@ -548,7 +549,7 @@ def test_scores_view() -> None:
 def test_sums_follow_slot_order_across_many_slots() -> None:
     # Position 0's ring of 20: 1.0 in slot 0, then 19 x 2^-53. In slot order each 2^-53 ties
     # and rounds back to 1.0; numpy's pairwise np.sum would give 1 + 9 * 2^-52 (see
-    # test_summation_order.py for traps that tell every order apart).
+    # test_reference_summation_order.py for traps that tell every order apart).
     raw = params_dict(4, 1, 20, 1)
     calls = [("step", 0, None)]
     calls += [("step", p, [1.0 if p == 1 else 2.0**-53] * p) for p in range(1, 21)]
@@ -670,3 +671,70 @@ def test_huge_params_accepted_without_huge_allocation() -> None:
         tracemalloc.stop()
     assert len(big.kept) == 300 and big.slot == 300  # [] on the empty cache counts too
     assert peak < 16 * 2**20, peak  # obsWindow-sized rings would take 2.4 TB
+
+
+# -- the reference's reading rules (policy/reference.py, SPEC.md §2.1, §2.3, §2.6) ---------------
+
+
+@pytest.mark.parametrize(
+    ("value", "exact"),
+    [
+        (0.5, True),
+        (3, True),
+        (-0.0, True),
+        (3.4028234663852886e38, True),  # the largest float32, exactly
+        (340282346638528859811704183484516925440, True),  # the same, as an integer
+        (1.1, False),  # not a float32: its nearest float32 differs
+        (2**200, False),  # an integer beyond the float32 range
+        (3.5e38, False),  # a float beyond it
+        (True, False),
+        ("0.5", False),
+        (None, False),
+    ],
+)
+def test_spec_2_6_a_weight_of_a_call_that_must_succeed_is_exactly_a_float32(value, exact):
+    """SPEC.md §2.6: the weights of calls that must succeed are exactly float32 values: an
+    integer or a float whose value narrowing to float32 leaves unchanged, within the range."""
+    assert reference.check_weight_literal(value) is exact
+
+
+def test_spec_2_3_a_weight_past_the_float32_range_narrows_to_an_infinity_of_its_sign():
+    assert reference.float32_literal(1e39) == float("inf")
+    assert reference.float32_literal(-1e39) == float("-inf")
+    assert reference.float32_literal(-(10**400)) == float("-inf")
+
+
+def test_spec_3_3_a_params_refusal_names_what_is_missing_in_words():
+    """SPEC.md §3.3: a refusal's message is a string; the reference's names the missing
+    params, so a porter reading it knows which."""
+    with pytest.raises(reference.PolicyError) as caught:
+        reference.Params.parse({"budget": 4, "recentWindow": 1})
+    assert caught.value.kind == "invalid-params"
+    assert caught.value.message == "params is missing obsWindow, poolKernel"
+
+
+@pytest.mark.parametrize(
+    ("params", "named"),
+    [
+        ({"budget": 4, "recentWindow": 1, "obsWindow": 1}, "poolKernel"),
+        ({"budget": 2**31, "recentWindow": 1, "obsWindow": 1, "poolKernel": 1}, "budget"),
+        ({"budget": 4, "recentWindow": 4, "obsWindow": 1, "poolKernel": 1}, "recentWindow"),
+        ({"budget": 4, "recentWindow": 1, "obsWindow": 0, "poolKernel": 1}, "obsWindow"),
+        ({"budget": 4, "recentWindow": 1, "obsWindow": 1, "poolKernel": 1, "x": 1}, "x"),
+    ],
+)
+def test_spec_3_3_every_params_refusal_carries_a_message_naming_the_field(params, named):
+    """SPEC.md §3.3: a refusal's ``message`` is a string; the reference adapter answers with
+    the policy's own, so each ``invalid-params`` refusal must have one, naming the field."""
+    with pytest.raises(reference.PolicyError) as caught:
+        reference.Params.parse(params)
+    assert caught.value.kind == "invalid-params"
+    assert isinstance(caught.value.message, str) and named in caught.value.message
+
+
+def test_spec_2_1_params_already_parsed_parse_as_themselves():
+    """A policy made from parsed params (``new_policy(Params)``) has the same params."""
+    parsed = reference.Params.parse(
+        {"budget": 4, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
+    )
+    assert reference.Params.parse(parsed) == parsed

@@ -275,7 +275,7 @@ def test_a_weight_that_is_not_a_float32_needs_the_double_rounding_tag():
     assert problems and "must succeed" in problems[0].reason
 
 
-# -- the slip (its default run: tests/test_slips.py) ---------------------------------------
+# -- the slip (its default run: tests/system/test_slips.py) ---------------------------------------
 
 
 def test_the_slip_reads_weights_once_and_guards_the_overflow():

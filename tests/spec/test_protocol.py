@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -316,3 +317,162 @@ def test_handle_never_raises_on_a_port_bug() -> None:
     with pytest.raises(IndexError):  # answer() lets it through, for callers that call it a crash
         session.answer({"id": 5, "op": "evict"})
     json.dumps(session.handle({"id": 6, "op": "evict"}))
+
+
+# -- the codec and the protocol's shape rules (spec/protocol.py, SPEC.md §1, §3) ------------------
+
+
+def test_spec_1_a_vector_file_can_keep_its_integers_as_written():
+    assert protocol.decode_strict_file('{"a": 12}', parse_int=str) == {"a": "12"}
+
+
+def test_nesting_depth_of_a_scalar_is_zero_and_of_containers_their_depth():
+    assert [protocol.nesting_depth(v) for v in (5, "ab", None)] == [0, 0, 0]
+    assert protocol.nesting_depth([[], {"a": [1]}]) == 3
+
+
+def test_spec_2_3_a_weight_written_as_text_reaches_a_policy_as_a_reader_makes_it():
+    """SPEC.md §2.3: a request reaches a policy as a JSON reader decodes it; a number kept as
+    its text (``NumberText``) inside an object, such as ``params``, becomes a plain float or
+    int, and other members stay as they are."""
+    decoded = protocol.decoded({"params": {"a": protocol.NumberText("1.50"), "b": 2, "c": "x"}})
+    params = decoded["params"]
+    assert params == {"a": 1.5, "b": 2, "c": "x"}
+    assert [type(params[k]) for k in "abc"] == [float, int, str]
+
+
+def test_spec_3_1_messages_are_written_in_ascii_unless_asked_otherwise():
+    assert protocol.dumps({"a": "é"}) == '{"a":"\\u00e9"}'
+    assert protocol.dumps({"a": "é"}, ensure_ascii=False) == '{"a":"é"}'
+
+
+def test_spec_2_3_a_number_kept_as_text_is_written_as_that_text_however_deep():
+    """A :class:`NumberText` is encoded as its text (``0.10``, not ``0.1``), also inside a list
+    inside a list."""
+    text = protocol.NumberText("0.10")
+    assert protocol.dumps([[text], [1]]) == "[[0.10],[1]]"
+    assert protocol.dumps({"a": [text]}) == '{"a":[0.10]}'
+
+
+def test_spec_3_5_an_op_not_implemented_is_unsupported_with_a_message():
+    """SPEC.md §3.5: an optional op the adapter does not announce is refused ``unsupported``,
+    with the request's id and a message (a string: SPEC.md §3.3)."""
+    with pytest.raises(protocol.BadRequest) as caught:
+        protocol.parse_request({"id": 4, "op": "scores"}, implemented=protocol.CORE_OPS)
+    error = caught.value
+    assert (error.id, error.kind) == (4, "unsupported")
+    assert isinstance(error.message, str) and "scores" in error.message
+
+
+def test_spec_3_3_an_evict_answer_needs_victims_and_a_scores_answer_its_lists():
+    assert protocol.answer_problem({"id": 1, "ok": True}, "evict") == (
+        "the evict answer has no victims"
+    )
+    assert protocol.answer_problem({"id": 1, "ok": True}, "step") is None
+    unequal = {"id": 1, "ok": True, "positions": [1, 2], "sums": [1.0], "pooled": [1.0, 2.0]}
+    assert protocol.answer_problem(unequal, "scores") == "scores has 2 positions but 1 sums"
+
+
+@pytest.mark.parametrize(
+    ("value", "is_number"),
+    [(1.5, True), (3, True), (10**400, False), (True, False), ("1", False), (None, False)],
+)
+def test_spec_2_6_scores_are_float64_numbers(value, is_number):
+    """SPEC.md §2.6: a score is a JSON number with a float64 value: an integer literal counts,
+    one beyond float64's range does not, nor does ``true``."""
+    assert protocol.is_float64(value) is is_number
+
+
+def test_validate_message_checks_a_request_against_the_request_schema_whatever_its_op():
+    hello = {"id": 1, "op": "hello", "protocol": 1}
+    assert protocol.validate_message("request", hello, op="hello") == []
+    assert protocol.validate_message("response", {"id": 1, "ok": True}, op="evict") != []
+
+
+_IMPLEMENTATION = {"name": "n", "language": "l", "version": "1"}
+
+
+# -- the runner's handshake (parse_hello_answer, SPEC.md §3.2) -----------------------------------
+
+
+def test_spec_3_2_a_hello_answer_is_read_with_its_id_and_optional_capabilities():
+    hello = protocol.parse_hello_answer(
+        {"id": 7, "ok": True, "protocol": 1, "implementation": _IMPLEMENTATION}
+    )
+    assert (hello.id, hello.protocol, hello.capabilities) == (7, 1, ())
+    assert dict(hello.implementation) == _IMPLEMENTATION
+
+
+@pytest.mark.parametrize(
+    ("answer", "message"),
+    [
+        ([1], "the answer to hello is not a JSON object: [1]"),
+        ({"id": 1, "ok": 1}, "the answer to hello has no boolean ok (is the program an adapter?)"),
+        (
+            {"id": 1, "ok": False, "error": {"kind": "unsupported", "message": "v2 only"}},
+            "the adapter refused hello for protocol 1 (unsupported: v2 only); "
+            "it speaks another protocol version",
+        ),
+        (
+            {"id": 1, "ok": False, "error": "v2"},
+            "the adapter refused hello for protocol 1 (",  # an error that is not an object
+        ),
+        ({"id": 1, "ok": True, "protocol": 1}, "the answer to hello has no implementation object"),
+        (
+            {
+                "id": 1,
+                "ok": True,
+                "protocol": 1,
+                "implementation": {**_IMPLEMENTATION, "version": 5},
+            },
+            "the answer to hello has no string implementation.version: 5",
+        ),
+        (
+            {
+                "id": 1,
+                "ok": True,
+                "protocol": 1,
+                "implementation": _IMPLEMENTATION,
+                "capabilities": "scores",
+            },
+            'capabilities in the answer to hello must be a list of strings, got "scores"',
+        ),
+    ],
+)
+def test_spec_3_2_a_bad_hello_answer_is_refused_saying_why(answer, message):
+    with pytest.raises(ValueError) as caught:
+        protocol.parse_hello_answer(answer)
+    assert str(caught.value).startswith(message)
+
+
+def test_spec_1_a_reader_hook_is_used_alone_and_the_strict_rules_still_hold():
+    """The codec's hooks (a float or integer kept as text, for validation) change nothing
+    else: NaN is still not JSON, and a repeated member name still lets the last one count on
+    the wire (SPEC.md §3.1) while a vector file refuses it."""
+    assert protocol.decode("[1.50]", parse_float=str) == ["1.50"]
+    assert protocol.decode("[12]", parse_int=str) == ["12"]
+    assert protocol.decode('{"a":1,"a":2.5}', parse_float=str) == {"a": "2.5"}
+    for text in ('{"a":NaN}', '{"a":-Infinity}'):
+        with pytest.raises(protocol.DecodeError):
+            protocol.decode_strict_file(text)
+        with pytest.raises(protocol.DecodeError):
+            protocol.decode(text, parse_float=str)
+    with pytest.raises(protocol.DecodeError):
+        protocol.decode_strict_file('{"a":1,"a":2}')
+
+
+def test_spec_3_1_an_integer_literal_beyond_pythons_digit_limit_is_beyond_the_kits_limits():
+
+    digits = sys.get_int_max_str_digits() + 1
+    with pytest.raises(protocol.DecodeError) as caught:
+        protocol.decode("1" * digits)
+    assert str(caught.value) == (
+        f"an integer literal of more than {digits - 1} digits "
+        "(SPEC.md §3.1: beyond the kit's limits)"
+    )
+
+
+def test_spec_2_3_a_message_of_numbers_kept_as_text_is_encoded_as_written():
+    text = protocol.NumberText("0.10")
+    assert protocol.encode({"a": text}) == b'{"a":0.10}\n'
+    assert protocol.encode({"a": [text]}) == b'{"a":[0.10]}\n'

@@ -32,7 +32,8 @@ from conformance.tools.generate.generator import (
 
 @pytest.fixture(scope="module")
 def generated() -> dict[str, str]:
-    # Unvalidated: equal bytes to the committed suite, which test_suite.py validates in full.
+    # Unvalidated: equal bytes to the committed suite, which system/test_committed_suite.py
+    # validates in full.
     return build_suite(validate=False)
 
 

@@ -167,7 +167,7 @@ def test_committed_real_vectors_are_recorded_not_generated():
         assert len(evictions) >= 256, vector.id
     assert {v.params["poolKernel"] for v in load_suite(real)} >= {1, 7}
     assert any(v.params["obsWindow"] > 16 for v in load_suite(real))
-    # generate --check compares only generated files (test_generator checks it is clean).
+    # generate --check compares only generated files (tools/test_generator.py checks it is clean).
     assert all(not is_recorded(path) for path in existing_vector_files(suite_dir()))
 
 
