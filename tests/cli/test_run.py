@@ -7,16 +7,12 @@ Subprocess tests wait for a marker file (bounded), never for a fixed time.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import json
 import os
 import shlex
 import signal
-import struct
 import subprocess
 import sys
-import termios
 import textwrap
 import time
 from pathlib import Path
@@ -24,19 +20,15 @@ from pathlib import Path
 import pytest
 
 from conformance import cli
-from conformance.cli.commands import _options
-from conformance.report import outputs, terminal
+from conformance.report import terminal
 from conformance.runner import run
 from conformance.runner.client import parse_handshake
-from conformance.tools import fuzz
-from conformance.tools.generate import generator
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.in_process import InProcessAdapter
 from tests.support.paths import ROOT
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
-    mutant_argv,
     plain_vector,
     trigger_vector,
     write_suite,
@@ -47,11 +39,6 @@ BOUND = 20.0  # seconds allowed for any wait on a subprocess here (a loaded 2-co
 
 def cli_argv(*args: str) -> list[str]:
     return [sys.executable, "-m", "conformance", *args]
-
-
-@pytest.fixture
-def suite_dir(tmp_path: Path) -> Path:
-    return write_suite(tmp_path / "suite", [plain_vector("cli/a"), plain_vector("cli/b", 2)])
 
 
 def wait_for(predicate, what: str) -> None:
@@ -303,126 +290,6 @@ def test_run_writes_every_output_it_can_and_prints_the_results(
     assert known.read_text().startswith("# snapkv-conformance known failures")
 
 
-def test_matrix_checks_out_first_and_prints_the_summary_when_writing_fails(
-    monkeypatch, tmp_path, suite_dir, capsys
-):
-    (tmp_path / "table.md").mkdir()
-    port = "ref=" + " ".join(REFERENCE_ARGV)
-    assert (
-        cli.main(["matrix", str(suite_dir), "--adapter", port, "--out", str(tmp_path / "table")])
-        == 2
-    )
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert f"--out {tmp_path / 'table.md'}: is a directory" in captured.err
-
-    def full_disk(result, out):
-        raise OSError(28, "No space left on device", str(out) + ".md")
-
-    monkeypatch.setattr("conformance.tools.matrix.write_matrix", full_disk)
-    assert (
-        cli.main(["matrix", str(suite_dir), "--adapter", port, "--out", str(tmp_path / "m")]) == 2
-    )
-    captured = capsys.readouterr()
-    assert captured.out.startswith("ref: 2/2 passed")
-    assert "cannot write: No space left on device" in captured.err
-
-
-def test_mutants_checks_its_outputs_before_the_replay(tmp_path, suite_dir, capsys):
-    readme = tmp_path / "README.md"
-    readme.write_text("no generated block here\n")
-    args = ["mutants", str(suite_dir), "--mutant", "running-sum"]
-    assert cli.main([*args, "--json", str(tmp_path)]) == 2
-    assert cli.main([*args, "--update-readme", str(readme)]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""  # no kill matrix: nothing was replayed
-    assert f"--json {tmp_path}: is a directory" in captured.err
-    assert f"--update-readme {readme}: no <!-- mutants:begin -->" in captured.err
-    assert readme.read_text() == "no generated block here\n"
-
-
-def test_fuzz_refuses_a_save_path_that_is_a_file_before_fuzzing(tmp_path, capsys):
-    blocker = tmp_path / "a-file"
-    blocker.write_text("x")
-    argv = " ".join(REFERENCE_ARGV)
-    assert cli.main(["fuzz", "--adapter", argv, "--save", str(blocker)]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert f"--save {blocker}: exists and is not a directory" in captured.err
-
-
-def test_fuzz_prints_the_vector_when_it_cannot_be_saved(monkeypatch, tmp_path, capsys):
-    def full_disk(vector, directory):
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr(fuzz, "save_vector", full_disk)
-    argv = shlex.join(mutant_argv("ties-to-higher-position"))
-    args = ["fuzz", "--adapter", argv, "--seed", "1", "--max-shrinks", "20"]
-    assert cli.main([*args, "--save", str(tmp_path / "out")]) == 2
-    captured = capsys.readouterr()
-    text = captured.out.split("\n", 2)[2]  # after the banner and the difference line
-    vector = json.loads(text)
-    assert vector["format"] == "snapkv-vector/1"
-    assert "cannot write the vector (printed above)" in captured.err
-
-
-# -- vectors named twice -----------------------------------------------------------------------
-
-
-def test_a_file_named_twice_is_one_vector_but_a_copy_is_a_duplicate(tmp_path, suite_dir):
-    one = suite_dir / "cli" / "a.json"
-    vectors = _options.load_vectors([str(suite_dir), str(one), str(suite_dir)])
-    assert [v.id for v in vectors] == ["cli/a", "cli/b"]
-    copy = write_suite(tmp_path / "copy", [plain_vector("cli/a")])
-    with pytest.raises(ValueError, match="duplicate id 'cli/a'"):
-        _options.load_vectors([str(suite_dir), str(copy)])
-
-
-# -- generate --out ----------------------------------------------------------------------------
-
-
-def test_generate_refuses_an_out_that_is_a_file_or_holds_other_json(tmp_path, capsys):
-    afile = tmp_path / "notes.txt"
-    afile.write_text("keep me")
-    project = tmp_path / "project"
-    project.mkdir()
-    (project / "package.json").write_text("{}")
-    assert cli.main(["generate", "--out", str(afile)]) == 2
-    assert cli.main(["generate", "--check", "--out", str(afile)]) == 2
-    assert cli.main(["generate", "--out", str(project)]) == 2
-    captured = capsys.readouterr()
-    assert captured.out == ""
-    assert f"--out {afile}: exists and is not a directory" in captured.err
-    assert f"{project / 'package.json'} is not a vector file" in captured.err
-    assert afile.read_text() == "keep me"
-    assert (project / "package.json").read_text() == "{}"
-
-
-def test_generate_failing_halfway_changes_nothing(monkeypatch, tmp_path, capsys):
-    files = dict(list(generator.build_suite().items())[:3])
-    monkeypatch.setattr(generator, "build_suite", lambda: files)
-    out = tmp_path / "suite"
-    assert cli.main(["generate", "--out", str(out)]) == 0
-    for path in out.rglob("*.json"):  # edited by hand: every file must be rewritten
-        path.write_text(path.read_text().replace('"description": "', '"description": "Edited. '))
-    before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
-    written = []
-    original = outputs.stage
-
-    def fail_on_second(target, data, info):
-        written.append(target)
-        if len(written) == 2:
-            raise OSError(28, "No space left on device", str(target))
-        return original(target, data, info)
-
-    monkeypatch.setattr(outputs, "stage", fail_on_second)
-    capsys.readouterr()
-    assert cli.main(["generate", "--out", str(out)]) == 2
-    assert "nothing changed" in capsys.readouterr().err
-    assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["suite"]  # no staging left behind
-
-
 # -- streams and terminals ---------------------------------------------------------------------
 
 
@@ -480,45 +347,3 @@ def test_run_with_stdout_on_a_full_device_has_no_traceback(suite_dir, tmp_path):
         )
     assert (done.returncode, done.stderr) == (0, b"")
     assert json.loads(report_path.read_text())["ok"] is True
-
-
-def test_the_adapter_ends_quietly_when_its_reader_goes_away():
-    proc = subprocess.Popen(
-        cli_argv("adapter"), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE
-    )
-    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
-    proc.stdout.close()
-    with contextlib.suppress(BrokenPipeError):  # the adapter may be gone before all is written
-        proc.stdin.write(b'{"id":1,"op":"evict"}\n' * 10000)
-        proc.stdin.close()
-    err = proc.stderr.read()
-    assert proc.wait(BOUND) == 141
-    assert b"Traceback" not in err
-
-
-def test_progress_fits_the_terminal_of_its_own_stream():
-    leader, follower = os.openpty()
-    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
-    with open(follower, "w", encoding="utf-8") as stream:
-        assert terminal.terminal_width(stream) == 49
-        progress = terminal.ProgressLine(stream)
-        assert progress.enabled
-        vector = plain_vector("a/very/long/vector/id/that/would/wrap/a/fifty/column/terminal")
-        from conformance.judge.verdicts import PASS, Verdict
-        from conformance.runner.results import VectorResult
-
-        progress(VectorResult(Verdict(vector.id, PASS)), 1, 2)
-        stream.flush()
-        text = os.read(leader, 4096).decode()
-    os.close(leader)
-    assert text.startswith("\r")
-    assert len(text) - 1 <= 49
-
-
-def test_an_unknown_option_is_reported_with_the_subcommand_usage(capsys):
-    with pytest.raises(SystemExit) as caught:
-        cli.main(["matrix", "--adapter", "a=b", "-k", "x"])
-    assert caught.value.code == 2
-    err = capsys.readouterr().err
-    assert err.startswith("usage: snapkv-conformance matrix")
-    assert "snapkv-conformance matrix: error: unrecognized arguments: -k\n" in err

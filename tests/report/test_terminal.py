@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
 import shlex
 import stat
+import struct
 import sys
+import termios
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
@@ -610,3 +613,22 @@ def test_a_run_of_protocol_checks_alone_writes_a_report_the_schema_accepts(capsy
     assert {result["op"] for result in document["results"]} == {"hello"}
     assert "triage" not in document or document["triage"] is None
     assert "triage:" not in out
+
+
+def test_progress_fits_the_terminal_of_its_own_stream():
+    leader, follower = os.openpty()
+    fcntl.ioctl(follower, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 50, 0, 0))
+    with open(follower, "w", encoding="utf-8") as stream:
+        assert terminal.terminal_width(stream) == 49
+        progress = terminal.ProgressLine(stream)
+        assert progress.enabled
+        vector = plain_vector("a/very/long/vector/id/that/would/wrap/a/fifty/column/terminal")
+        from conformance.judge.verdicts import PASS, Verdict
+        from conformance.runner.results import VectorResult
+
+        progress(VectorResult(Verdict(vector.id, PASS)), 1, 2)
+        stream.flush()
+        text = os.read(leader, 4096).decode()
+    os.close(leader)
+    assert text.startswith("\r")
+    assert len(text) - 1 <= 49
