@@ -89,7 +89,7 @@ class Target:
 
 # The test files were chosen by what imports each module and calls it in-process (mutmut only
 # sees in-process calls), leaving out the slow end-to-end files (tests/explain/test_triage.py:
-# three minutes; tests/mutants/test_catalogue.py; the ports' toolchain tests) whose rules faster
+# three minutes; tests/mutants/test_mutants.py; the ports' toolchain tests) whose rules faster
 # files pin too.
 TARGETS = (
     Target(

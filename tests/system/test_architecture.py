@@ -1,7 +1,8 @@
 """The architecture ARCHITECTURE.md describes holds: the import contracts of pyproject.toml
 (layers, the numpy-free run path, the pure judge, one module that starts adapters), no import
-cycle among the package's modules, no process started outside the transport, and every module
-and file the documentation and the code's docstrings name exists."""
+cycle among the package's modules, no process started outside the transport, every module
+and file the documentation and the code's docstrings name exists, and the tests mirror the
+package."""
 
 from __future__ import annotations
 
@@ -453,3 +454,60 @@ def test_the_name_and_error_finders_see_what_they_look_for(tmp_path: Path) -> No
     assert shared_module_names(root) == {"checks": {"pkg/a/checks.py", "pkg/b/checks.py"}}
     source = "class A(Exception): ...\nclass BError(KitError): ...\nclass C: ...\n"
     assert exception_classes(ast.parse(source)) == [("A", ["Exception"]), ("BError", ["KitError"])]
+
+
+# -- the tests mirror the package ---------------------------------------------------------------
+
+#: Where tests that run the kit as a whole live (ports, wheels, CI recipes, the committed suite).
+SYSTEM_TESTS = "system"
+#: Modules of a layer that sit outside its folder (the layer "cli | pytest_plugin").
+_OUTSIDE_THEIR_FOLDER = {"cli": {"pytest_plugin"}}
+
+
+def misplaced_tests(tests: Path, package: Path) -> list[str]:
+    """The test modules under ``tests`` that do not mirror ``package``: each sits in
+    ``tests/<layer>/`` and is named ``test_<module>.py`` (or ``test_<module>_<aspect>.py``) after
+    a module or subpackage of that layer (the layer's own ``__init__`` by the layer's name), or
+    in ``tests/system/``; none sits at the top of ``tests``."""
+    misplaced = [path.name for path in sorted(tests.glob("test_*.py"))]
+    for path in sorted(tests.glob("*/test_*.py")):
+        layer = path.parent.name
+        if layer == SYSTEM_TESTS:
+            continue
+        where = package / layer
+        names = {layer, *_OUTSIDE_THEIR_FOLDER.get(layer, ())}
+        if (where / "__init__.py").is_file():
+            names |= {p.stem.lstrip("_") for p in where.rglob("*.py") if p.stem != "__init__"}
+            names |= {p.parent.name for p in where.rglob("*/__init__.py")}
+        stem = path.stem.removeprefix("test_")
+        if not (where / "__init__.py").is_file() or not any(
+            stem == name or stem.startswith(f"{name}_") for name in names
+        ):
+            misplaced.append(path.relative_to(tests).as_posix())
+    return misplaced
+
+
+def test_every_test_module_sits_beside_the_module_it_tests() -> None:
+    """No ``tests/test_*.py`` at the top level: a test goes in ``tests/<layer>/test_<module>.py``,
+    a run of the whole kit in ``tests/system/``."""
+    assert misplaced_tests(ROOT / "tests", PACKAGE) == []
+
+
+def test_a_test_module_out_of_place_is_found(tmp_path: Path) -> None:
+    package, tests = tmp_path / "pkg", tmp_path / "tests"
+    layer = ["judge/__init__.py", "judge/checker.py", "judge/_base.py", "judge/deep/__init__.py"]
+    for name in layer:
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
+        (package / name).write_text("")
+    fine = ["judge/test_checker.py", "judge/test_checker_edges.py", "judge/test_base.py"]
+    fine += ["judge/test_judge.py", "judge/test_deep.py", "system/test_anything.py"]
+    wrong = ["test_flat.py", "judge/test_nowhere.py", "judge/test_checkers.py", "nolayer/test_x.py"]
+    for name in fine + wrong:
+        (tests / name).parent.mkdir(parents=True, exist_ok=True)
+        (tests / name).write_text("")
+    assert misplaced_tests(tests, package) == [
+        "test_flat.py",
+        "judge/test_checkers.py",
+        "judge/test_nowhere.py",
+        "nolayer/test_x.py",
+    ]
