@@ -1,5 +1,6 @@
-"""Bad input and rough handling at the command line: a clear error naming the option, file and
-reason, the documented exit status, nothing changed, no traceback, no process left behind.
+"""``snapkv-conformance run`` at the command line: bad input and rough handling get a clear
+error naming the option, file and reason, the documented exit status, nothing changed, no
+traceback, no process left behind; stale known failures alone get no triage.
 
 Each test pins one fault found by driving the subcommands as a demanding port maintainer would.
 Subprocess tests wait for a marker file (bounded), never for a fixed time.
@@ -23,12 +24,14 @@ from conformance import cli
 from conformance.report import terminal
 from conformance.runner import run
 from conformance.runner.client import parse_handshake
+from conformance.suite.discovery import read_known_failures
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.in_process import InProcessAdapter
 from tests.support.paths import ROOT
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
+    mutant_argv,
     plain_vector,
     trigger_vector,
     write_suite,
@@ -347,3 +350,60 @@ def test_run_with_stdout_on_a_full_device_has_no_traceback(suite_dir, tmp_path):
         )
     assert (done.returncode, done.stderr) == (0, b"")
     assert json.loads(report_path.read_text())["ok"] is True
+
+
+# -- a run whose only faults are stale known failures ---------------------------------------------
+
+
+PASSING = "ties/lower-position-first"
+STALE_LINE = (
+    f"FAIL {PASSING}: pass (listed as a known failure, but it passes: remove it from the list)"
+)
+
+
+def run_command(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", "run", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+        env={**os.environ, "COLUMNS": "200"},
+    )
+
+
+def test_a_run_whose_only_failures_are_stale_entries_prints_only_the_stale_lines(
+    tmp_path: Path,
+) -> None:
+    known = tmp_path / "known.txt"
+    known.write_text(f"{PASSING}\n")
+    rewritten = tmp_path / "rewritten.txt"
+    done = run_command(
+        "-k", PASSING, "--known-failures", str(known), "--write-known-failures", str(rewritten)
+    )
+    assert done.returncode == 1, done.stdout + done.stderr
+    head, _, summary = done.stdout.partition("\n\n")
+    assert head.splitlines() == [STALE_LINE]
+    assert "triage" not in done.stdout and "failures by first divergence" not in done.stdout
+    assert summary.splitlines()[-2:] == [
+        f"known failures ({known}): 0 still failing, 1 now passing",
+        "0 passed, 1 failed",
+    ]
+    assert read_known_failures(rewritten) == set()
+
+
+def test_a_run_with_a_real_failure_beside_a_stale_entry_is_still_triaged(tmp_path: Path) -> None:
+    """The contrast: the mutant fails a vector that it did not fail before, so the triage has
+    evidence and runs."""
+    failing = "ties/pooled-not-raw"
+    known = tmp_path / "known.txt"
+    known.write_text("order/victims-ascending\n")
+    adapter = shlex.join(mutant_argv("ties-to-higher-position"))
+    done = run_command(
+        "-k", failing, "-k", "order/victims-ascending", "--adapter", adapter,
+        "--known-failures", str(known),
+    )  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert f"FAIL {failing}: call " in done.stdout
+    assert "FAIL order/victims-ascending: pass (listed as a known failure" in done.stdout
+    assert "\ntriage: " in done.stdout and "failures by first divergence:" in done.stdout
