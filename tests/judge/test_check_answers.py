@@ -17,9 +17,7 @@ from conformance.judge.check_answers import judge_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.suite.stream import load_checks
-from conformance.suite.validation import (
-    reference_answers,
-)
+from conformance.suite.validation import reference_answers
 
 _CHECKS = {check.id: check for check in load_checks([suite_dir()])}
 

@@ -16,8 +16,7 @@ from conformance.policy import reference
 from conformance.policy.fast import fast_policy
 from tests.support.runner_support import params
 
-#: Parameters the reference accepts (odd poolKernel) and parameters it refuses (even poolKernel,
-#: SPEC.md §2.1).
+#: Parameters the reference accepts (odd poolKernel, SPEC.md §2.1).
 ACCEPTED_PARAMS = params(2, 1, 2, 1)
 
 

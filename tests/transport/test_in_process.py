@@ -19,8 +19,7 @@ from conformance.transport.failures import AdapterFailure
 from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import params
 
-#: Parameters the reference accepts (odd poolKernel) and parameters it refuses (even poolKernel,
-#: SPEC.md §2.1).
+#: Parameters the reference accepts (odd poolKernel, SPEC.md §2.1).
 ACCEPTED_PARAMS = params(2, 1, 2, 1)
 
 

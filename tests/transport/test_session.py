@@ -414,8 +414,7 @@ def test_a_stderr_tail_taken_after_an_answer_holds_what_was_written_before_it() 
         assert done.wait(10)
 
 
-#: Parameters the reference accepts (odd poolKernel) and parameters it refuses (even poolKernel,
-#: SPEC.md §2.1).
+#: Parameters the reference accepts (odd poolKernel, SPEC.md §2.1).
 ACCEPTED_PARAMS = params(2, 1, 2, 1)
 
 
