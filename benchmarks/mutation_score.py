@@ -64,9 +64,9 @@ SHARED_TESTS = (
     "tests/runner/test_client.py",
     "tests/runner/test_results.py",
     "tests/spec/test_protocol.py",
-    "tests/suite/test_validation.py",
+    "tests/suite/test_validation_rules.py",
     "tests/transport/test_in_process.py",
-    "tests/transport/test_session.py",
+    "tests/transport/test_session_rules.py",
 )
 
 
