@@ -11,8 +11,8 @@ command's wall time and the last line it printed, and exits with the first non-z
 ``.ci/run`` runs it first, so CI proves what README promises. The docs quote this script's
 output: docs/getting-started.md holds its last run as printed, between the markers
 ``<!-- docs:readme-commands:begin/end -->``, and README.md and that page quote the first
-command's count (tests/test_readme.py derives it from the suite and checks the pasted run says
-the same).
+command's count (tests/system/test_readme.py derives it from the suite and checks the pasted
+run says the same).
 
 - ``--record`` runs both commands and pastes what it printed into that block: the one command
   that refreshes the figures once tests or vectors have changed.
