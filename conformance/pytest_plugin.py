@@ -15,10 +15,19 @@ the session ends; it is driven by :class:`conformance.runner.run.VectorRunner`, 
 a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
 Each protocol check runs in a session of its own, as ``run`` runs it
 (:func:`conformance.runner.checks.run_checks`).
+
+As on the command line: the options are held to the same rules (``--snapkv-timeout inf`` is a
+usage error); the transport's signal policy holds for the session
+(:func:`conformance.transport.process.signal_policy`: SIGINT, SIGTERM or SIGHUP kills every
+adapter at once, pytest writes its reports, JUnit included, and exits 130, 143 or 129); the
+session adopts and kills what adapters leave behind (a child subreaper, swept when the session
+ends); and a fault of the kit itself fails its item as the kit's, with the line that says where
+its traceback was saved, and makes the session exit 70, never a port's failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,15 +86,46 @@ class SnapKVSession:
             self.argv = split_command(self.command, "--snapkv-adapter")
         except CommandError as error:
             raise pytest.UsageError(str(error)) from None
+        from conformance.runner.run import timeout_problem
+
         self.paths = [str(path) for path in config.getoption("snapkv_vectors")]
         self.timeout = config.getoption("snapkv_timeout")
-        if not self.timeout > 0:
-            raise pytest.UsageError(f"--snapkv-timeout must be positive, got {self.timeout}")
+        problem = timeout_problem(self.timeout)
+        if problem is not None:
+            raise pytest.UsageError(f"--snapkv-timeout {problem}")
+        self._signals = contextlib.ExitStack()
+        #: The exit status pytest ends with on our account: a stop signal's, or a fault's.
+        self._status: int | None = None
         self._runner: VectorRunner | None = None
         self._start_error: str | None = None
         self.warnings: list[str] = []
         self.results: list[tuple[Vector | None, VectorResult]] = []
         self._worker_results: list[str] = []  # under pytest-xdist, the workers' results
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from conformance.transport import process
+
+        process.begin()
+        process.become_subreaper()  # orphaned descendants of adapters come to this process
+        self._signals.enter_context(process.signal_policy())
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        from conformance.transport.process import Interrupted
+
+        if isinstance(excinfo.value, Interrupted):
+            self._status = excinfo.value.status
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._signals.close()
+
+    def _fault(self, error: Exception) -> KitFault:
+        """A fault of the kit's while running an item: its traceback saved, the session's exit
+        status :data:`~conformance.spec.errors.EXIT_INTERNAL`."""
+        from conformance.spec.errors import EXIT_INTERNAL, internal_error_line
+
+        if self._status is None:
+            self._status = EXIT_INTERNAL
+        return KitFault(internal_error_line("(pytest plugin)", error, [self.command]))
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         where = ", ".join(self.paths) or "the committed suite"
@@ -129,6 +169,8 @@ class SnapKVSession:
             self._runner.adapter.kill()  # a handshake found broken late leaves it running
             self._runner = None
             raise AdapterNotStarted(self._start_error) from None
+        except Exception as error:  # a bug of the kit's: never the port's failure
+            raise self._fault(error) from error
         self.results.append((vector, result))
         return result
 
@@ -141,13 +183,22 @@ class SnapKVSession:
             (result,) = run_checks([check], self.argv, timeout=self.timeout)
         except StartError as error:
             raise AdapterNotStarted(f"the adapter {self.command} cannot start: {error}") from None
+        except Exception as error:  # a bug of the kit's: never the port's failure
+            raise self._fault(error) from error
         self.results.append((None, result))
         return result
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self._runner is not None:
-            self.warnings.extend(self._runner.close())
-            self._runner = None
+        from conformance.transport import process
+
+        try:
+            if self._runner is not None:
+                self.warnings.extend(self._runner.close())
+                self._runner = None
+        finally:
+            process.shutdown()  # nothing an adapter started outlives the session
+        if self._status is not None:
+            session.exitstatus = self._status
         output = getattr(session.config, "workeroutput", None)
         if output is not None:  # a pytest-xdist worker: the controller triages the whole run
             output[WORKER_RESULTS] = [
@@ -245,6 +296,11 @@ class AdapterNotStarted(Exception):
     """The adapter could not be started, so no vector can run."""
 
 
+class KitFault(Exception):
+    """A fault of the kit itself while running an item: the message says so and where the
+    traceback was saved (never a port's failure)."""
+
+
 class VectorFailed(Exception):
     """A vector's verdict was not a pass."""
 
@@ -279,7 +335,7 @@ class _SuiteItem(pytest.Item):
             from conformance.report.terminal import format_result
 
             return format_result(excinfo.value.result)
-        if isinstance(excinfo.value, AdapterNotStarted):
+        if isinstance(excinfo.value, AdapterNotStarted | KitFault):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

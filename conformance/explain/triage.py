@@ -52,6 +52,8 @@ from conformance.judge.outcomes import (
     expected_outcomes,
 )
 from conformance.spec import resources
+from conformance.spec.errors import KitError
+from conformance.spec.text import KEEP_TEXT, capped, escape
 from conformance.suite.discovery import is_generated
 from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import LONG_VECTOR, Vector
@@ -645,6 +647,20 @@ def triage(
         unconfirmed=unconfirmed,
         cut_short=len(engine.cut),
     )
+
+
+def triage_of_run(vectors: Sequence[Any], results: Sequence[Any]) -> tuple[Triage | None, str]:
+    """:func:`triage` as every front end asks for it after a failing run: the triage and ``""``,
+    or None and why it could not be made. A vector file that can no longer be read (removed,
+    rewritten into something invalid, swapped for a FIFO since it ran) costs the triage, never
+    the run's verdicts or its outputs."""
+    try:
+        return triage(vectors, results), ""
+    except (KitError, OSError) as error:
+        return None, (
+            f"no triage: {escape(capped(str(error), KEEP_TEXT), one_line=True)} (was a vector "
+            "file changed or removed during the run?)"
+        )
 
 
 class _Engine:

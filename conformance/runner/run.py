@@ -43,6 +43,16 @@ from conformance.transport.session import (
 #: How long an interrupted run waits for its workers to stop after killing their adapters.
 CANCEL_WAIT = 2.0
 
+
+def timeout_problem(seconds: float) -> str | None:
+    """Why ``seconds`` cannot be a timeout, or None: the one rule for every front end's
+    ``--timeout`` and the plugin's ``--snapkv-timeout``. A timeout is a finite number of seconds
+    greater than zero: ``inf`` or ``nan`` would let a hung adapter hang the run for good."""
+    if not seconds > 0 or seconds == float("inf"):
+        return f"must be a positive number of seconds, got {seconds!r}"
+    return None
+
+
 Progress = Callable[[VectorResult, int, int], None]
 #: What a suite is made of: vectors in memory, or files read when their turn comes.
 SuiteItem = Union[Vector, SuiteEntry]  # noqa: UP007 (a runtime alias)

@@ -24,6 +24,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from conformance.spec.errors import KitError
+from conformance.spec.inputs import InputError, read_input_text
+from conformance.spec.text import json_text
 
 #: A vector id as the vector schema allows it: lowercase words of a-z, 0-9 and ``-``, at least
 #: two segments joined by ``/``, at most 200 characters.
@@ -124,7 +126,7 @@ def parse_known_failures(text: str, source: str = "<known failures>") -> set[str
             continue
         if any(char.isspace() for char in line):
             raise KnownFailuresError(
-                f"{source}:{number}: expected one vector id per line, got {line!r}"
+                f"{source}:{number}: expected one vector id per line, got {json_text(line)}"
             )
         problem = id_problem(line)
         if problem is not None:
@@ -136,9 +138,9 @@ def parse_known_failures(text: str, source: str = "<known failures>") -> set[str
 def read_known_failures(path: str | Path) -> set[str]:
     """:func:`parse_known_failures` of a file; raise :class:`KnownFailuresError`."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnownFailuresError(f"{path}: cannot read the known-failures file: {error}") from None
+        text = read_input_text(path, what="known-failures file")
+    except InputError as error:
+        raise KnownFailuresError(f"{path}: {error.reason}") from None
     return parse_known_failures(text, str(path))
 
 

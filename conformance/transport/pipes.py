@@ -226,8 +226,13 @@ def drain_loop(stderr: Any, tail: StderrTail, done: threading.Event) -> None:
     """Read stderr continuously so a chatty adapter never blocks on a full pipe."""
     try:
         fd = stderr.fileno()
+        # poll, not select: select refuses a descriptor of 1024 or more (a run with --jobs 400,
+        # or under a high ulimit -n), and a drain that stopped would kill a chatty adapter
+        # with SIGPIPE.
+        waiting = select.poll()
+        waiting.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         while True:
-            select.select([fd], [], [])  # wait for bytes or the end, holding nothing
+            waiting.poll()  # wait for bytes or the end, holding nothing
             with tail.reading:  # the read cannot block now; settle sees read and add as one
                 chunk = os.read(fd, CHUNK)
                 tail.add(chunk)

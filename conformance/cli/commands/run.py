@@ -3,7 +3,9 @@
 Exit status: 0 when every selected vector passed (known failures aside), 1 when any vector
 failed (crash and timeout included, and a known failure that now passes), 2 for a usage error,
 invalid vectors, an adapter that cannot start or shake hands, or an output file that cannot be
-written (checked before the run). Interruptions are :func:`conformance.cli.main`'s (130, 143).
+written (checked before the run), 70 for a fault of the kit itself. Interruptions are
+:func:`conformance.cli.main`'s (130, 143, 129): the outputs hold what finished, at every stage
+(the vectors, the checks, the triage).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from conformance.cli.commands._options import (
     add_count,
     add_paths,
     add_timeout,
+    colliding_outputs,
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
@@ -104,10 +107,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _error(f"--shard: {error}")
     outputs = _outputs(args)
-    for option, path in outputs:
-        problem = output_problem(option, path)
-        if problem is not None:
-            return _error(problem)
+    problems = [output_problem(option, path) for option, path in outputs]
+    problem = next((p for p in problems if p is not None), None) or colliding_outputs(outputs)
+    if problem is not None:
+        return _error(problem)
 
     def stop(message: str) -> int:
         """Exit 2 with ``message``, after writing the JUnit file if one was asked for: a CI
@@ -176,7 +179,7 @@ def run(args: argparse.Namespace) -> int:
         return stop(str(error))
     except VectorError as error:
         return stop(f"invalid vectors: {error}")
-    except KeyboardInterrupt:  # write what finished, then cli.main says the rest (130, 143)
+    except KeyboardInterrupt:  # write what finished, then cli.main says the rest (130, 143, 129)
         progress.finish()
         partial = run.RunResult(
             finished, None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs,
@@ -189,9 +192,28 @@ def run(args: argparse.Namespace) -> int:
     ids = {entry.id for entry in selected}
     vector_results = [r for r in result.results if r.vector_id in ids]
     if any(r.fails_run for r in vector_results):  # the policy's mistakes; checks are not its
-        from conformance.explain.triage import triage
+        from conformance.explain.triage import triage_of_run
 
-        result.triage = triage(selected, vector_results)  # entries: each read only if replayed
+        try:  # entries: each read only if replayed
+            result.triage, why = triage_of_run(selected, vector_results)
+        except KeyboardInterrupt:  # the run is finished: its verdicts and outputs stand
+            result.warnings.append("the triage was interrupted: none is reported")
+            _finish(result, outputs, context, adapter_argv)
+            raise
+        if why:
+            result.warnings.append(why)
+    return _finish(result, outputs, context, adapter_argv)
+
+
+def _finish(
+    result: RunResult,
+    outputs: list[tuple[str, str]],
+    context: RunContext,
+    adapter_argv: list[str],
+) -> int:
+    """Print the summary, write the outputs and return the exit status of a finished run."""
+    from conformance.report import terminal
+
     print(terminal.format_summary(result, context))
     if not _write_outputs(outputs, result, context, adapter_argv):
         return EXIT_USAGE
