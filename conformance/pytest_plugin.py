@@ -215,18 +215,24 @@ class SnapKVSession:
             terminalreporter.write_line(f"snapkv: warning: {warning}")
         results = [result for vector, result in self.results if vector is not None]
         vectors = [vector for vector, _ in self.results if vector is not None]
+        why = ""
         if self._worker_results:  # under pytest-xdist the vectors ran in the workers
             results = [_result_from_wire(data) for data in self._worker_results]
             ran = {result.vector_id for result in results}
-            vectors = [vector for vector in _load(self.paths)[0] if vector.id in ran]
+            try:
+                vectors = [vector for vector in _load(self.paths)[0] if vector.id in ran]
+            except pytest.UsageError as error:  # a file changed since it ran
+                vectors, why = [], f"no triage: {error}"
             results = [result for result in results if result.vector_id in {v.id for v in vectors}]
         # The triage names policy mistakes: the protocol checks are not its evidence.
+        found = None
         if any(not result.passed for result in results):
-            from conformance.explain.triage import triage
+            from conformance.explain.triage import triage_of_run
 
-            found = triage(vectors, results)
+            found, why = triage_of_run(vectors, results)
+        if found is not None or why:
             terminalreporter.section("snapkv triage")
-            for line in found.lines():
+            for line in found.lines() if found is not None else [why]:
                 terminalreporter.write_line(line)
 
 

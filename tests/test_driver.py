@@ -323,6 +323,7 @@ def test_a_bad_handshake_cannot_start(answer, words):
         AdapterProcess(inline(code), timeout=2.0).start()
 
 
+@pytest.mark.slow
 def test_a_slow_start_gets_more_time_than_an_answer():
     # Shakes hands after 2 s: four times the per-answer timeout, well within the start's 10 s.
     code = """

@@ -34,6 +34,7 @@ from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 PLANTED = ("stale-history-on-reuse", "null-advances-ring", "ties-to-higher-position")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PLANTED)
 def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
     with AdapterProcess(mutant_argv(name), timeout=10) as adapter:
@@ -70,6 +71,7 @@ REAL_WORLD = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", (1, 2, 3))
 @pytest.mark.parametrize("name", REAL_WORLD)
 def test_default_budget_finds_real_world_summations_and_sorts(name, seed):
@@ -186,6 +188,7 @@ def test_every_scenario_makes_a_valid_vector(scenario):
     assert [call.request for call in vector.calls] == list(scenario.calls)
 
 
+@pytest.mark.slow
 def test_cli_saves_a_vector_that_fails_through_run(tmp_path):
     command = shlex.join(mutant_argv("ties-to-higher-position"))
     save = tmp_path / "found"
@@ -202,6 +205,7 @@ def test_cli_saves_a_vector_that_fails_through_run(tmp_path):
     assert cli("validate", str(path)).returncode == 0
 
 
+@pytest.mark.slow
 def test_cli_exit_codes(tmp_path):
     reference = shlex.join(REFERENCE_ARGV)
     clean = cli("fuzz", "--adapter", reference, "--max-examples", "15", "--seed", "1")
@@ -248,6 +252,7 @@ def planted(name: str) -> InProcessAdapter:
 SLIPS = Path(__file__).resolve().parent / "lax_adapters" / "slips.py"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", (1, 2, 3))
 def test_default_budget_finds_the_single_rounding_slip(seed, tmp_path):
     """Java's Float.parseFloat behind a float64 overflow guard: found and shrunk to a vector
@@ -268,6 +273,7 @@ def test_default_budget_finds_the_single_rounding_slip(seed, tmp_path):
     assert run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10).results[0].passed
 
 
+@pytest.mark.slow
 def test_scenarios_draw_weights_of_every_spelling_in_accepted_and_refused_calls():
     from hypothesis import seed as hypothesis_seed
 
@@ -316,6 +322,7 @@ def test_the_rounding_weights_come_in_every_spelling():
 # -- campaigns: the working directory, the database, shards --------------------------------------
 
 
+@pytest.mark.slow
 def test_fuzz_writes_nothing_in_the_working_directory(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -346,6 +353,7 @@ def test_the_database_keeps_a_finding_and_replays_it_first(tmp_path):
     assert fuzz.fuzz(clean, seed=12, max_examples=5, database=database).finding is None
 
 
+@pytest.mark.slow
 def test_a_shard_searches_its_own_seed_and_replays_as_that_seed(tmp_path):
     assert {fuzz.shard_seed(5, (index, 4)) for index in range(1, 5)} == {20, 21, 22, 23}
     assert fuzz.shard_seed(5, None) == fuzz.shard_seed(5, (1, 1)) == 5

@@ -129,6 +129,7 @@ def test_a_long_vector_passes_a_correct_adapter(long_file, adapter):
     assert outcome.passed, outcome.describe()
 
 
+@pytest.mark.slow
 def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     """A wrong expectation late in a long vector: the reference "fails" exactly there, and the
     outcomes triage compares are the reference's own answers, one per call."""
@@ -158,6 +159,7 @@ def test_answers_are_handed_over_in_bounded_batches(long_file):
     assert max(sizes) == HAND_OVER and all(0 < size <= HAND_OVER for size in sizes)
 
 
+@pytest.mark.slow
 def test_a_longer_vector_costs_the_runner_about_its_extra_bytes(long_file, tmp_path):
     """What running a long vector holds grows with its file's bytes, not with its calls and
     answers parsed: from 11,001 to 27,001 calls the runner's peak (traced, in this process)
@@ -260,6 +262,7 @@ def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch
     )
 
 
+@pytest.mark.slow
 def test_triage_leaves_a_long_vector_out_and_says_so(tmp_path, capsys):
     """A failing run with a long vector among its failures: triage replays the short ones
     only, says which it left out, and the report records them (its schema accepts it); with

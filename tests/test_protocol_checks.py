@@ -276,6 +276,7 @@ def test_a_hanging_adapter_times_out_and_is_killed():
     assert session.duration < 30
 
 
+@pytest.mark.slow
 def test_default_run_fails_a_lax_adapter_with_a_line_naming_the_rule():
     adapter = shlex.join([sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"])
     out = subprocess.run(
@@ -311,6 +312,7 @@ MALFORMED_SCORES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MALFORMED_SCORES))
 def test_default_run_fails_an_adapter_whose_scores_answers_are_malformed(name):
     """SPEC.md §2.5: scores answers are judged whenever an adapter gives them, not only while

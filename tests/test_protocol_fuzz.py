@@ -159,6 +159,7 @@ def test_the_drawn_lines_leave_no_latitude():
     assert checked > 500
 
 
+@pytest.mark.slow
 def test_cli_saves_a_check_that_fails_the_slip_through_run(tmp_path):
     adapter = shlex.join([sys.executable, str(SLIPS), "signed-64-bit-ids"])
     save = tmp_path / "found"

@@ -169,6 +169,7 @@ def test_hello_answered_before_asked_stops_the_run_at_once():
     assert time.monotonic() - began < 5.0  # not one restart per vector
 
 
+@pytest.mark.slow
 def test_the_answer_to_bye_gets_the_timeout(tmp_path):
     # Answers bye after 1.5 s: within --timeout 3, so no complaint about the answer.
     code = f"""

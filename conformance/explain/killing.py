@@ -167,7 +167,7 @@ def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> Kill
         row = MutantRow(mutant)
         for vector in vectors:
             entry = known.get(vector.id)
-            if entry is None or mutant.name in entry.unknown:
+            if entry is None:
                 result = verdict(mutant, vector)
                 if result != PASS:
                     row.killers[vector.id] = result
