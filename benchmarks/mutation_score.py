@@ -151,6 +151,26 @@ TARGETS = (
             "tests/test_runner.py",
         ),
     ),
+    Target(
+        "transport.in_process",
+        "conformance/transport/in_process.py",
+        ("tests/test_driver.py", "tests/test_window.py", "tests/test_runner.py"),
+    ),
+    Target(
+        "judge.answers",
+        "conformance/judge/answers.py",
+        ("tests/test_driver.py", "tests/test_protocol_checks.py", "tests/test_judge_rules.py"),
+    ),
+    Target(
+        "runner.client",
+        "conformance/runner/client.py",
+        (
+            "tests/test_driver.py",
+            "tests/test_exceptions.py",
+            "tests/test_window.py",
+            "tests/test_runner.py",
+        ),
+    ),
 )
 
 #: What each of mutmut's statuses counts as here. A mutant stopped by mutmut's CPU limit

@@ -155,7 +155,8 @@ class SnapKVSession:
     def run(self, vector: Vector) -> VectorResult:
         """Run one vector on this process's adapter, starting it on first use."""
         from conformance.runner.run import VectorRunner
-        from conformance.transport.session import AdapterProcess, AdapterStartError
+        from conformance.transport.failures import AdapterStartError
+        from conformance.transport.session import AdapterProcess
 
         if self._start_error is not None:
             raise AdapterNotStarted(self._start_error)

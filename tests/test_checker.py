@@ -21,15 +21,17 @@ from conformance.adapter.server import Session
 from conformance.explain import diagnosis
 from conformance.judge import checker, outcomes
 from conformance.policy.reference import SnapKV, float32_literal
+from conformance.runner.client import Client
 from conformance.spec.text import catches_of
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure, InProcessAdapter
+from conformance.transport.failures import AdapterFailure
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import params, reference_vector, workload
 
 
 def answers_of(vector: Vector, factory: Any = None) -> list[dict[str, Any]]:
     """What an in-process session of ``factory`` (the reference by default) answers."""
-    adapter = InProcessAdapter(factory)
+    adapter = Client(InProcessAdapter(factory))
     adapter.start()
     return adapter.exchange([call.request for call in vector.calls])
 
@@ -312,7 +314,7 @@ FLOAT32_SUMS = mutants.lookup("float32-accumulation").policy
 def diagnosis_for(vector: Vector, factory: Any) -> tuple[checker.Verdict, str]:
     result = checker.judge(vector, answers_of(vector, factory))
     assert result.verdict == checker.WRONG_VICTIMS
-    adapter = InProcessAdapter(factory)
+    adapter = Client(InProcessAdapter(factory))
     adapter.start()
     requests = diagnosis.diagnosis_requests(vector, result.call_index)
     assert [r["op"] for r in requests[-2:]] == ["scores", "evict"]
@@ -386,7 +388,7 @@ def test_diagnosis_of_a_score_beyond_float64_is_no_diagnosis_not_a_crash(name):
         ],
     )
     index = evict_indices(ties)[-1]
-    answers = InProcessAdapter(SnapKV)
+    answers = Client(InProcessAdapter(SnapKV))
     answers.start()
     replies = answers.exchange(diagnosis.diagnosis_requests(ties, index))
     replies[index] = {**replies[index], name: [10**400, *replies[index][name][1:]]}

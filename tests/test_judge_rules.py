@@ -1,8 +1,9 @@
 """Each rule the judge applies, pinned on its own, in both places it is judged.
 
-Most rules about an answer's JSON types are judged twice: in the vector path (the runner's
-handshake and id echo in ``conformance.transport.session``, the answers in
-``conformance.judge.checker``) and in the protocol-check judge (``conformance.judge.checks``).
+Most rules about an answer's JSON types are applied on two paths: the vector path (the
+runner's handshake in ``conformance.runner.client``, each answer line read by
+``conformance.judge.answers``, the answers judged in ``conformance.judge.checker``) and the
+protocol-check judge (``conformance.judge.checks``, its lines read by the same rules).
 A port that breaks a rule fails many vectors and checks, so a slip in one copy of the rule is
 hidden by the other: every test here plants exactly one fault where only the rule under test
 can catch it, in one path, and asserts the verdict that rule gives. Expected values come from
@@ -19,12 +20,14 @@ import pytest
 from conformance.judge import checker
 from conformance.judge.checks import CheckVerdict, judge_check
 from conformance.runner import run as runner
+from conformance.runner.client import Client, parse_handshake
 from conformance.spec.protocol import is_integer, same_integer
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.suite.validation import CheckDraft, check_document, realize, reference_answers
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterStartError, InProcessAdapter, parse_handshake
+from conformance.transport.failures import AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import broken, params, reference_vector
 
 CHECKS = {check.id: check for check in load_checks([suite_dir()])}
@@ -37,7 +40,7 @@ def rewritten(op: str, field: str, text: str) -> list[str]:
 
 
 def answers_of(vector: Vector) -> list[dict[str, Any]]:
-    adapter = InProcessAdapter()
+    adapter = Client(InProcessAdapter())
     adapter.start()
     return adapter.exchange([call.request for call in vector.calls])
 
@@ -99,7 +102,7 @@ def test_spec_1_is_integer_refuses_booleans_and_integral_floats(value):
 
 @pytest.mark.parametrize("text", ["1.0", "true"])
 def test_spec_3_2_runner_refuses_a_hello_whose_protocol_is_not_the_integer_1(evicts_zero, text):
-    """SPEC.md §3.2: the answer's protocol is the integer 1 (session.parse_handshake through
+    """SPEC.md §3.2: the answer's protocol is the integer 1 (client.parse_handshake through
     protocol.parse_hello_answer's same_integer)."""
     with pytest.raises(AdapterStartError, match=f"answered hello with protocol {text}"):
         run_one(evicts_zero, rewritten("hello", "protocol", text))
@@ -108,7 +111,7 @@ def test_spec_3_2_runner_refuses_a_hello_whose_protocol_is_not_the_integer_1(evi
 @pytest.mark.parametrize("text", ["1.0", "true"])
 def test_spec_3_1_runner_refuses_a_hello_id_that_is_not_the_integer_1(evicts_zero, text):
     """SPEC.md §3.1: the id is echoed as the same integer; hello's id is 1, which 1.0 and true
-    equal in Python (session.AdapterProcess._decode's same_integer)."""
+    equal in Python (answers.echoes_id's same_integer)."""
     with pytest.raises(AdapterStartError, match=f"the answer has id {text}, expected 1"):
         run_one(evicts_zero, rewritten("hello", "id", text))
 
@@ -116,7 +119,7 @@ def test_spec_3_1_runner_refuses_a_hello_id_that_is_not_the_integer_1(evicts_zer
 @pytest.mark.parametrize(("text", "shown"), [("ID.0", "5.0"), ("-", "null")])
 def test_spec_3_1_runner_fails_an_id_echoed_as_a_float_or_left_out(evicts_zero, text, shown):
     """SPEC.md §3.1: every answer echoes its request's integer id; ``5.0`` and no id at all
-    are protocol errors (session.AdapterProcess._decode). The evict is request 5, after hello."""
+    are protocol errors (answers.read_answer). The evict is request 5, after hello."""
     result = run_one(evicts_zero, rewritten("evict", "id", text))
     assert (result.verdict, result.call_index, result.op) == (checker.PROTOCOL_ERROR, 3, "evict")
     assert f"the answer has id {shown}, expected 5" in result.message

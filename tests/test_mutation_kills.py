@@ -26,6 +26,7 @@ from conformance.adapter.replay import replay
 from conformance.adapter.server import Session
 from conformance.cli.commands._options import add_timeout
 from conformance.judge import checker
+from conformance.judge.answers import held
 from conformance.judge.checker import (
     CRASH,
     PROTOCOL_ERROR,
@@ -46,6 +47,7 @@ from conformance.judge.outcomes import (
 from conformance.mutants import lookup
 from conformance.policy import reference
 from conformance.policy.fast import fast_policy
+from conformance.runner.client import Client, Handshake
 from conformance.runner.run import VectorRunner
 from conformance.spec import protocol
 from conformance.spec.errors import GenerationError, VectorError
@@ -70,17 +72,10 @@ from conformance.suite.validation import (
     weight_problem,
 )
 from conformance.suite.vectors import Vector, iter_vectors, parse_document
-from conformance.transport import session
-from conformance.transport.session import (
-    ANSWER_TIMEOUT,
-    HAND_OVER,
-    AdapterFailure,
-    AdapterProcess,
-    AdapterStartError,
-    Handshake,
-    InProcessAdapter,
-    _bounded,
-)
+from conformance.transport import framing
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
+from conformance.transport.session import ANSWER_TIMEOUT, HAND_OVER, AdapterProcess
 from tests.support.runner_support import REFERENCE_ARGV, broken, params, reference_vector
 
 _CHECKS = {check.id: check for check in load_checks([suite_dir()])}
@@ -1171,7 +1166,7 @@ def test_spec_4_4_a_draft_whose_outcomes_do_not_count_its_answered_lines_is_refu
         realize(dataclasses.replace(draft, outcomes=outcomes[:-1]))
 
 
-# -- the transport (transport/session.py, SPEC.md §3) ----------------------------------------------
+# -- the transport and the client (transport/, runner/client.py, SPEC.md §3) ---------------------
 
 IMPLEMENTATION = {"name": "in-process port", "language": "python", "version": "9"}
 NEW = {"op": "new", "params": ACCEPTED_PARAMS, "seed": 0}
@@ -1206,7 +1201,7 @@ def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
     """SPEC.md §3.1, §3.2: every request gets the next id of one counter, hello's being 1, and
     each answer echoes its request's id, batch after batch; batches are received in the order
     they were sent; a closed adapter answers nothing."""
-    adapter = InProcessAdapter(implementation=IMPLEMENTATION)
+    adapter = Client(InProcessAdapter(implementation=IMPLEMENTATION))
     assert not adapter.running
     assert adapter.handshake is None  # what tells a runner to start it (runner.run)
     assert adapter.stderr_tail() == ""  # no process, no stderr to show
@@ -1248,7 +1243,7 @@ def test_a_policy_that_raises_in_process_is_a_crash_of_its_call_and_of_later_exc
     """A process whose policy raised would die: the call being answered is a crash (kind
     ``crash``, that call's index, the answers before it, the error as its cause), and every
     later exchange crashes at once, until the adapter is started again."""
-    adapter = InProcessAdapter(policy_raising_at_position_1)
+    adapter = Client(InProcessAdapter(policy_raising_at_position_1))
     adapter.start()
     ticket = adapter.send(
         [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "step", "pos": 1, "attn": [0.5]}]
@@ -1290,7 +1285,7 @@ def test_a_cancelled_adapter_process_never_starts():
 def validated_evict_failure(field: str, text: str) -> tuple[AdapterFailure, dict[str, Any]]:
     """Run new, a step and an evict with ``validate_protocol`` against an adapter that sets
     the evict answer's ``field`` to the JSON ``text``; the failure and the answer it judged."""
-    adapter = AdapterProcess(
+    adapter = Client.process(
         [*broken("rewritten_field"), "evict", field, text], validate_protocol=True
     )
     adapter.start()
@@ -1336,7 +1331,7 @@ def test_spec_3_2_a_second_answer_to_hello_fails_the_start_showing_the_adapter_s
     was asked has its real answer arrive with id 1 after the handshake: a failed start, which
     shows what the adapter wrote to stderr (where a porter looks first)."""
     script = f"echo early-bird-on-stderr >&2; exec {shlex.join(broken('hello_before_asked'))}"
-    adapter = AdapterProcess(["sh", "-c", script])
+    adapter = Client.process(["sh", "-c", script])
     adapter.start()
     try:
         with pytest.raises(AdapterStartError) as caught:
@@ -1473,10 +1468,10 @@ for raw in sys.stdin:
 """
 
 
-def scripted(tmp_path: Path, *faults: str, **settings: Any) -> AdapterProcess:
+def scripted(tmp_path: Path, *faults: str, **settings: Any) -> Client:
     script = tmp_path / "scripted_adapter.py"
     script.write_text(SCRIPTED)
-    adapter = AdapterProcess([sys.executable, str(script), *faults], **{"timeout": 20, **settings})
+    adapter = Client.process([sys.executable, str(script), *faults], **{"timeout": 20, **settings})
     adapter.start()
     return adapter
 
@@ -1484,7 +1479,7 @@ def scripted(tmp_path: Path, *faults: str, **settings: Any) -> AdapterProcess:
 STEP = {"op": "step", "pos": 0, "attn": []}
 
 
-def failure_of(adapter: AdapterProcess, *batches: list[dict[str, Any]]) -> AdapterFailure:
+def failure_of(adapter: Client, *batches: list[dict[str, Any]]) -> AdapterFailure:
     """The failure of the last of ``batches`` (the ones before it must pass)."""
     try:
         for batch in batches[:-1]:
@@ -1573,29 +1568,29 @@ def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_d
     a refusal's message is cut to KEEP_TEXT characters, fields no rule reads are dropped, and
     an answer holding only judged fields with a short error is kept as it is."""
     long = {"id": 3, "ok": False, "error": {"kind": "invalid-position", "message": "x" * 10**6}}
-    held = _bounded(long)
-    assert held["error"]["kind"] == "invalid-position"
-    assert len(held["error"]["message"]) <= KEEP_TEXT + 100
+    bounded = held(long)
+    assert bounded["error"]["kind"] == "invalid-position"
+    assert len(bounded["error"]["message"]) <= KEEP_TEXT + 100
     # an error that is not an object is judged as such (a protocol error), and shown capped
-    text = _bounded({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
+    text = held({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
     assert text.startswith("zzz") and len(text) <= KEEP_TEXT + 100
     chatty = {"id": 3, "ok": True, "victims": [1], "note": "y" * 10**6}
-    assert _bounded(chatty) == {"id": 3, "ok": True, "victims": [1]}
+    assert held(chatty) == {"id": 3, "ok": True, "victims": [1]}
     plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
-    assert _bounded(plain) == plain
+    assert held(plain) == plain
     # a short error is held as the adapter wrote it, whatever it holds: the judge names its faults
     for error in ({"kind": "no-policy"}, {"kind": "no-policy", "message": 5}, {"message": "m"}):
-        assert _bounded({"id": 3, "ok": False, "error": error})["error"] == error
+        assert held({"id": 3, "ok": False, "error": error})["error"] == error
     # a long one keeps its kind and its message, capped, and nothing else
     chatty_error = {"kind": "no-policy", "message": "m", "trace": "y" * 10**6}
-    assert _bounded({"id": 3, "ok": False, "error": chatty_error})["error"] == {
+    assert held({"id": 3, "ok": False, "error": chatty_error})["error"] == {
         "kind": "no-policy",
         "message": "m",
     }
     no_kind = {"message": "x" * 10**6}
-    assert _bounded({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
+    assert held({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
     odd = {"kind": "no-policy", "message": 5, "trace": "y" * 10**6}
-    held_odd = _bounded({"id": 3, "ok": False, "error": odd})["error"]
+    held_odd = held({"id": 3, "ok": False, "error": odd})["error"]
     assert held_odd.get("kind") == "no-policy" and "trace" not in held_odd
 
 
@@ -1633,7 +1628,7 @@ def test_spec_3_2_with_validate_protocol_even_a_plain_ok_answer_is_checked(tmp_p
     evict answered ``{"id":N,"ok":true}`` lacks its victims."""
     script = tmp_path / "scripted_adapter.py"
     script.write_text(SCRIPTED)
-    adapter = AdapterProcess([sys.executable, str(script)], validate_protocol=True)
+    adapter = Client.process([sys.executable, str(script)], validate_protocol=True)
     adapter.start()
     failure = failure_of(adapter, [NEW, STEP, {"op": "evict"}])
     assert (failure.kind, failure.call_index) == ("protocol", 2)
@@ -1643,7 +1638,7 @@ def test_spec_3_2_with_validate_protocol_even_a_plain_ok_answer_is_checked(tmp_p
 
 
 def test_an_adapter_process_receives_batches_in_the_order_they_were_sent():
-    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter = Client.process(REFERENCE_ARGV)
     adapter.start()
     try:
         assert_batches_received_in_order(adapter, NEW, STEP, 2)
@@ -1680,16 +1675,16 @@ def test_a_long_batch_s_pieces_are_its_request_lines_cut_after_the_line_reaching
     or more, the last holding the rest. Line lengths here are chosen so that a piece reaching
     exactly PIECE bytes, and one a byte short of it, both occur at a first piece and a later
     one."""
-    monkeypatch.setattr(session, "PIECE", 99)
+    monkeypatch.setattr(framing, "PIECE", 99)
     # each line is b'{"id":N,' (9 bytes for ids 10-99) + a body padded to the length wanted
     lengths = [32, 33, 33, 40, 33, 33, 33, 32, 33, 33, 40, 30]
     bodies = [b'"op":"bye","x":"' + b"x" * (length - 9 - 19) + b'"}\n' for length in lengths]
     assert [len(b'{"id":%d,' % (10 + i) + body) for i, body in enumerate(bodies)] == lengths
-    pieces = list(session._pieces(10, bodies))
-    assert b"".join(pieces) == session._with_ids(10, bodies)
+    pieces = list(framing.pieces(10, bodies))
+    assert b"".join(pieces) == framing.with_ids(10, bodies)
     expected_sizes = [32 + 33 + 33 + 40, 33 + 33 + 33, 32 + 33 + 33 + 40, 30]
     assert [len(piece) for piece in pieces] == expected_sizes
-    assert list(session._pieces(10, [])) == []
+    assert list(framing.pieces(10, [])) == []
 
 
 def test_an_adapter_runs_with_the_environment_and_directory_it_is_given(tmp_path):
@@ -1705,7 +1700,7 @@ def test_an_adapter_runs_with_the_environment_and_directory_it_is_given(tmp_path
     )
     home = tmp_path / "home"
     home.mkdir()
-    adapter = AdapterProcess([sys.executable, str(script)], env={"PORT_NAME": "from-env"}, cwd=home)
+    adapter = Client.process([sys.executable, str(script)], env={"PORT_NAME": "from-env"}, cwd=home)
     try:
         handshake = adapter.start()
     finally:
@@ -1751,7 +1746,7 @@ def test_spec_3_1_an_answer_later_than_the_timeout_is_a_timeout(tmp_path):
     is a timeout even though it comes (here 0.6 s late for a timeout of 0.2 s)."""
     adapter = scripted(tmp_path, "slow:3")
     adapter.exchange([NEW])  # in the usual time, however loaded the machine
-    adapter.timeout = 0.2
+    adapter.transport.timeout = 0.2
     failure = failure_of(adapter, [STEP])
     assert (failure.kind, failure.call_index) == ("timeout", 0)
     assert failure.detail == "no answer within 0.2 s"

@@ -17,9 +17,9 @@ import pytest
 from conformance.cli import main
 from conformance.judge import checker
 from conformance.report import terminal
+from conformance.runner.client import Handshake
 from conformance.runner.run import RunResult
 from conformance.spec import resources
-from conformance.transport.session import Handshake
 from tests.support.runner_support import (
     broken,
     params,

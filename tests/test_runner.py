@@ -23,7 +23,9 @@ from conformance.runner import run as runner
 from conformance.runner import window
 from conformance.suite import discovery, wire
 from conformance.suite.vectors import Call, Vector, dumps_vector
-from conformance.transport.session import AdapterProcess, AdapterStartError, InProcessAdapter
+from conformance.transport.failures import AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
+from conformance.transport.session import AdapterProcess
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -326,9 +328,9 @@ def test_jobs_run_several_adapters_and_keep_suite_order():
     pids = []
 
     class Recording(AdapterProcess):
-        def exchange(self, requests):
+        def send(self, requests):
             pids.append(self.pid)
-            return super().exchange(requests)
+            return super().send(requests)
 
     vectors = many(8)
     result = runner.run_suite(

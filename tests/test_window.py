@@ -11,16 +11,14 @@ from typing import Any
 
 from conformance import mutants
 from conformance.judge import checker
+from conformance.runner.client import Client
 from conformance.runner.window import MAX_FAILED_RESTARTS, Job, Settled, Window
 from conformance.suite import wire
 from conformance.suite.vectors import Vector
 from conformance.suite.wire import prepare
-from conformance.transport.session import (
-    AdapterFailure,
-    AdapterStartError,
-    InProcessAdapter,
-    Ticket,
-)
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.framing import Ticket
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import params, plain_vector, reference_vector
 
 
@@ -32,12 +30,12 @@ def vectors(count: int) -> list[Vector]:
     return [plain_vector(f"window/v{i}", seed=i) for i in range(count)]
 
 
-class Scripted(InProcessAdapter):
+class Scripted(Client):
     """The reference in process; ``faults[n]`` replaces the outcome of the n-th vector batch
     received (counting from 0 over the adapter's whole life, restarts included)."""
 
     def __init__(self, faults: dict[int, AdapterFailure] | None = None, **kw: Any) -> None:
-        super().__init__(**kw)
+        super().__init__(InProcessAdapter(**kw))
         self.faults = faults or {}
         self.received = 0
         self.sent: list[int] = []  # batch sizes, in order, for checking what was pipelined
@@ -64,9 +62,9 @@ class Scripted(InProcessAdapter):
         self.sent.append(ticket.count)
         return ticket
 
-    def receive(self, ticket: Ticket, into=None):
+    def receive(self, ticket: Ticket, into=None, **kw):
         if self._starting:  # the handshake is not counted
-            return super().receive(ticket, into)
+            return super().receive(ticket, into, **kw)
         self._in_flight -= 1
         answers = super().receive(ticket)
         fault = self.faults.pop(self.received, None)

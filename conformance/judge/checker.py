@@ -283,7 +283,7 @@ class Judging:
 
     def verdict(self, failure: Any = None) -> Verdict:
         """The verdict on the answers fed. ``failure`` is the
-        :class:`conformance.transport.session.AdapterFailure` that cut the exchange short, if
+        :class:`conformance.transport.failures.AdapterFailure` that cut the exchange short, if
         any (the answers fed are then those that arrived before it). A wrong answer before the
         failure is reported rather than the failure, since it came first; the failure's call
         is the first unanswered one. Stderr and timing are the runner's to fill in."""

@@ -1,5 +1,7 @@
 """Judging a protocol check (SPEC.md §3, §5): the adapter's answer lines against the check's
-expectations, the first fault deciding. Pure: lines in, a frozen verdict out.
+expectations, the first fault deciding. Each line is read by the protocol's rules for an
+answer line (:mod:`conformance.judge.answers`), as the runner reads a vector's answers. Pure:
+lines in, a frozen verdict out.
 """
 
 from __future__ import annotations
@@ -10,6 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from conformance.judge.answers import LineFault, decode_answer, echoes_id
 from conformance.judge.checker import (
     CRASH,
     PASS,
@@ -21,7 +24,7 @@ from conformance.judge.checker import (
     WRONG_VICTIMS,
     kept,
 )
-from conformance.spec.protocol import DecodeError, decode, same_integer, scores_problem
+from conformance.spec.protocol import same_integer, scores_problem
 from conformance.suite.checks import ProtocolCheck, line_of, op_of
 
 
@@ -115,10 +118,7 @@ def judge_check(
 
 
 def _capabilities(first: bytes) -> tuple[str, ...]:
-    try:  # nested past the codec's limit is a DecodeError, never a RecursionError
-        hello = decode(first)
-    except DecodeError:
-        return ()
+    hello = decode_answer(first)  # nested past the codec's limit: a fault, never a raise
     capabilities = hello.get("capabilities") if isinstance(hello, dict) else None
     if not isinstance(capabilities, list):
         return ()
@@ -128,12 +128,9 @@ def _capabilities(first: bytes) -> tuple[str, ...]:
 def _answer_fault(
     item: Mapping[str, Any], raw: bytes, announced: Sequence[str]
 ) -> tuple[str, str, Any, Any] | None:
-    try:
-        answer = decode(raw)
-    except DecodeError:
-        return PROTOCOL_ERROR, f"the answer is not a JSON line: {_show(raw)}", None, None
-    if not isinstance(answer, dict):
-        return PROTOCOL_ERROR, f"the answer is not a JSON object: {_show(raw)}", None, None
+    answer = decode_answer(raw)
+    if isinstance(answer, LineFault):
+        return PROTOCOL_ERROR, answer.detail, None, None
     wanted = dict(item)
     without = wanted.pop("without", None)
     if without is not None and without["capability"] not in announced:
@@ -152,7 +149,7 @@ def _answer_fault(
 def _outcome_fault(
     item: Mapping[str, Any], answer: dict[str, Any]
 ) -> tuple[str, str, Any, Any] | None:
-    if "id" not in answer or not same_integer(answer["id"], item["id"]):
+    if not echoes_id(answer, item["id"]):
         got = _json(answer["id"]) if "id" in answer else "no id"
         want = _json(item["id"])
         why = (

@@ -9,7 +9,7 @@ its own can still arrive. So memory holds the vectors in flight, not the suite, 
 request goes out as soon as the first file is read. A vector's failure never stops the run:
 every selected vector gets exactly one result, in suite order. What stops it is an adapter
 that cannot be started at all (or cannot shake hands), raised as
-:class:`conformance.transport.session.AdapterStartError`, or a vector file found invalid when its
+:class:`conformance.transport.failures.AdapterStartError`, or a vector file found invalid when its
 turn comes, raised as :class:`conformance.spec.errors.VectorError`.
 
 Which vectors run (``-k``, shards, known failures) is :mod:`conformance.suite.discovery`.
@@ -27,18 +27,14 @@ from typing import Any, Protocol, Union
 from conformance.judge import checker
 from conformance.judge.checker import VectorResult, Verdict
 from conformance.runner.checks import run_checks
+from conformance.runner.client import Client, Handshake
 from conformance.runner.window import Job, Settled, Window
 from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import shard_vectors
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import Vector
 from conformance.transport import process
-from conformance.transport.session import (
-    ANSWER_TIMEOUT,
-    Adapter,
-    AdapterProcess,
-    Handshake,
-)
+from conformance.transport.session import ANSWER_TIMEOUT, AdapterProcess, Transport
 
 #: How long an interrupted run waits for its workers to stop after killing their adapters.
 CANCEL_WAIT = 2.0
@@ -146,7 +142,7 @@ class Run:
     vectors: Sequence[SuiteItem]
     checks: Sequence[SuiteEntry | ProtocolCheck] = ()
     adapter_argv: Sequence[str] | None = None
-    adapter_factory: Callable[[], Adapter] | None = None
+    adapter_factory: Callable[[], Transport] | None = None
     jobs: int = 1
     timeout: float = ANSWER_TIMEOUT
     shard: tuple[int, int] | None = None
@@ -209,7 +205,7 @@ def run_suite(
     vectors: Sequence[SuiteItem],
     adapter_argv: Sequence[str] | None = None,
     *,
-    adapter_factory: Callable[[], Adapter] | None = None,
+    adapter_factory: Callable[[], Transport] | None = None,
     jobs: int = 1,
     timeout: float = ANSWER_TIMEOUT,
     shard: tuple[int, int] | None = None,
@@ -220,8 +216,9 @@ def run_suite(
     """Run ``vectors`` (sharded by ``shard``) and judge every one.
 
     Give either ``adapter_argv`` (each worker runs ``AdapterProcess(adapter_argv, timeout)``)
-    or ``adapter_factory``, a no-argument callable returning a fresh adapter object (an
-    :class:`~conformance.transport.session.InProcessAdapter`, say). ``jobs`` workers run in
+    or ``adapter_factory``, a no-argument callable returning a fresh transport (an
+    :class:`~conformance.transport.in_process.InProcessAdapter`, say); each worker speaks to
+    its own through a :class:`~conformance.runner.client.Client`. ``jobs`` workers run in
     parallel, each with its own adapter. ``known_failures`` are vector ids whose failure does not
     fail the run (and whose pass does). ``progress(result, done, total)`` is called as each vector
     is settled, from one thread at a time. With ``validate_protocol`` every answer of an
@@ -234,21 +231,27 @@ def run_suite(
     if adapter_argv is not None:
         argv = list(adapter_argv)
 
-        def adapter_factory() -> Adapter:
-            return AdapterProcess(argv, timeout, validate_protocol=validate_protocol)
+        def client() -> Client:
+            return Client(AdapterProcess(argv, timeout), validate_protocol=validate_protocol)
 
-    assert adapter_factory is not None
+    else:
+        assert adapter_factory is not None
+        factory = adapter_factory
+
+        def client() -> Client:
+            return Client(factory())
+
     began = time.monotonic()
     selected = shard_vectors(vectors, shard)
     jobs = max(1, min(jobs, len(selected)))
     suite = _Suite(selected, set(known_failures or ()), progress)
-    adapters: list[Adapter] = []
+    adapters: list[Client] = []
     threads: list[threading.Thread] = []
     workers: list[_Worker] = []
     # One try from the first adapter on: an interruption at any point of the start-up (while
     # adapters start, or workers do) must still kill every adapter started so far.
     try:
-        handshake = _start_all(adapter_factory, jobs, adapters)
+        handshake = _start_all(client, jobs, adapters)
         for adapter in adapters:
             workers.append(_Worker(adapter, suite))
             threads.append(threading.Thread(target=workers[-1].work, daemon=True))
@@ -276,7 +279,7 @@ def run_suite(
     )
 
 
-def _cancel(suite: _Suite, adapters: list[Adapter], threads: list[threading.Thread]) -> None:
+def _cancel(suite: _Suite, adapters: list[Client], threads: list[threading.Thread]) -> None:
     """Stop an interrupted run: kill every adapter, give the workers a moment to notice (they
     start nothing once ``suite.cancelled`` is set), and kill again in case one was restarting."""
     suite.cancelled = True  # the workers now fail on killed adapters: quietly
@@ -290,7 +293,7 @@ def _cancel(suite: _Suite, adapters: list[Adapter], threads: list[threading.Thre
         adapter.cancel()
 
 
-def _start_all(factory: Callable[[], Adapter], jobs: int, adapters: list[Adapter]) -> Handshake:
+def _start_all(factory: Callable[[], Client], jobs: int, adapters: list[Client]) -> Handshake:
     """Start ``jobs`` adapters in parallel, adding each to ``adapters`` before it starts (so
     that the caller can kill it whenever it is interrupted); on any failure kill them all and
     raise."""
@@ -298,7 +301,7 @@ def _start_all(factory: Callable[[], Adapter], jobs: int, adapters: list[Adapter
         adapters.append(factory())
     errors: list[BaseException] = []
 
-    def start(adapter: Adapter) -> None:
+    def start(adapter: Client) -> None:
         try:
             adapter.start()
         except Exception as error:  # re-raised in the calling thread, never lost in this one
@@ -384,7 +387,7 @@ class _Suite:
 class _Worker:
     """One adapter, its window, and the thread's loop."""
 
-    def __init__(self, adapter: Adapter, suite: _Suite) -> None:
+    def __init__(self, adapter: Client, suite: _Suite) -> None:
         self.suite = suite
         self.window = Window(adapter, suite.settle, cancelled=lambda: suite.cancelled)
         #: What ended :meth:`work` early; :func:`run_suite` re-raises it.
@@ -409,11 +412,12 @@ class VectorRunner:
     the adapter is started on first use, restarted after a failure or before a vector that needs
     a fresh session, and a wrong evict gets its scores diagnosis. Each vector is settled when
     :meth:`run` returns, so an extra answer to it found later is a warning. :meth:`close` says
-    ``bye`` and returns the warnings (an adapter that ignored ``bye``, ...).
+    ``bye`` and returns the warnings (an adapter that ignored ``bye``, ...). ``transport`` is
+    spoken to through a :class:`~conformance.runner.client.Client`, ``adapter``.
     """
 
-    def __init__(self, adapter: Adapter) -> None:
-        self.adapter = adapter
+    def __init__(self, transport: Transport) -> None:
+        self.adapter = Client(transport)
         self._window: Window | None = None
         self._settled: list[Settled] = []
 

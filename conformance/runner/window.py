@@ -15,9 +15,9 @@ while the runner judges. It alone decides:
 - **when to diagnose**: a wrong evict gets a scores replay once nothing else is in flight.
 
 Settled outcomes come out in the order the vectors were sent. The window never raises for
-what the adapter does; :class:`conformance.transport.session.AdapterStartError` comes out of it only
-when the handshake turns out broken (an adapter that answered ``hello`` twice), which ends the
-run.
+what the adapter does; :class:`conformance.transport.failures.AdapterStartError` comes out of
+it only when the handshake turns out broken (an adapter that answered ``hello`` twice), which
+ends the run.
 """
 
 from __future__ import annotations
@@ -30,14 +30,11 @@ from dataclasses import dataclass
 from conformance.explain import diagnosis
 from conformance.judge import checker
 from conformance.judge.checker import Verdict
+from conformance.runner.client import Client
 from conformance.suite.vectors import Vector
-from conformance.transport.session import (
-    Adapter,
-    AdapterFailure,
-    AdapterStartError,
-    Prepared,
-    Ticket,
-)
+from conformance.suite.wire import Prepared
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.framing import Ticket
 
 #: How many vectors a window keeps in flight, and how many requests at most (a vector is sent
 #: anyway when nothing else is in flight). Small vectors take the adapter a millisecond or so:
@@ -116,7 +113,7 @@ class Window:
 
     def __init__(
         self,
-        adapter: Adapter,
+        adapter: Client,
         settle: Settle,
         *,
         capacity: int = WINDOW,

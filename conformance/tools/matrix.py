@@ -24,12 +24,14 @@ from conformance import __version__
 from conformance.explain.triage import Triage, triage_of_run
 from conformance.judge.checker import VectorResult
 from conformance.report.outputs import write_text
+from conformance.runner.client import Handshake
 from conformance.runner.run import Run
 from conformance.spec.text import escape
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.vectors import Vector
+from conformance.transport.failures import AdapterStartError
 from conformance.transport.process import CommandError, StartError, split_command
-from conformance.transport.session import ANSWER_TIMEOUT, AdapterStartError, Handshake
+from conformance.transport.session import ANSWER_TIMEOUT
 
 #: A row of the matrix: a vector or a protocol check (both have an id and a description).
 Item = Vector | ProtocolCheck

@@ -95,8 +95,8 @@ def run(args: argparse.Namespace) -> int:
     from conformance.spec.errors import VectorError
     from conformance.suite import discovery
     from conformance.suite.stream import plan_suite
+    from conformance.transport.failures import AdapterStartError
     from conformance.transport.process import CommandError, StartError, split_command
-    from conformance.transport.session import AdapterStartError
 
     try:
         adapter_argv = default_adapter() if args.adapter is None else split_command(args.adapter)
