@@ -466,8 +466,8 @@ def parse_hello_answer(answer: Any) -> HelloAnswer:
         message = error.get("message") if isinstance(error, dict) else None
         raise ValueError(
             f"the adapter refused hello for protocol {PROTOCOL_VERSION} "
-            f"({show(kind, KEEP_NAME)}: {show(message, KEEP_TEXT)}); it speaks another "
-            "protocol version"
+            f"({capped(str(kind), KEEP_NAME)}: {capped(str(message), KEEP_TEXT)}); it speaks "
+            "another protocol version"
         )
     if not same_integer(answer.get("protocol"), PROTOCOL_VERSION):
         raise ValueError(

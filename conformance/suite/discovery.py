@@ -37,7 +37,8 @@ def id_problem(vector_id: str) -> str | None:
     """Why ``vector_id`` is not an id the vector schema allows, or None."""
     if len(vector_id) > MAX_ID_LENGTH or VECTOR_ID.fullmatch(vector_id) is None:
         return (
-            f"{vector_id!r} is not a vector id (lowercase words of a-z, 0-9 and - joined by /, "
+            f"{json_text(vector_id)} is not a vector id (lowercase words of a-z, 0-9 and - "
+            "joined by /, "
             f"at most {MAX_ID_LENGTH} characters)"
         )
     return None
@@ -140,7 +141,9 @@ def read_known_failures(path: str | Path) -> set[str]:
     try:
         text = read_input_text(path, what="known-failures file")
     except InputError as error:
-        raise KnownFailuresError(f"{path}: {error.reason}") from None
+        raise KnownFailuresError(
+            f"{path}: cannot read the known-failures file: {error.reason}"
+        ) from None
     return parse_known_failures(text, str(path))
 
 

@@ -442,6 +442,10 @@ def kill_strays(token: str | None = None) -> int:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.kill(pid, signal.SIGSTOP)
         frozen |= found
+        # A stop takes effect when its target next runs: one in the middle of a fork finishes
+        # it first. So the next look waits until every target has stopped (or died), and a
+        # look that finds nothing new then proves that nothing is left to find.
+        _until_stopped(found, deadline)
         if time.monotonic() > deadline:
             break
     killed = []
@@ -452,6 +456,21 @@ def kill_strays(token: str | None = None) -> int:
     for pid in killed:  # the kit's own children (orphans it was handed) must be reaped
         _reap(pid)
     return len(killed)
+
+
+def _until_stopped(pids: set[int], deadline: float) -> None:
+    """Wait (until ``deadline``) until every one of ``pids`` is stopped, a zombie or gone."""
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline:
+        waiting = {pid for pid in waiting if _running_state(pid)}
+        if waiting:
+            time.sleep(0.001)
+
+
+def _running_state(pid: int) -> bool:
+    """Whether ``pid`` still runs: not stopped (``T``, ``t``), a zombie or gone."""
+    entry = _stat(pid)
+    return entry is not None and entry.state not in ("T", "t", "Z", "X")
 
 
 @dataclass(frozen=True)

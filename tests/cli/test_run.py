@@ -129,7 +129,7 @@ def test_two_outputs_to_dev_null_are_fine(capsys: pytest.CaptureFixture) -> None
 # -- input files -----------------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "long-line"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero", "long-line", "long-id"])
 def test_a_hostile_known_failures_file_is_one_short_line(tmp_path: Path, kind: str) -> None:
     """Case 10: a FIFO used to block for good, /dev/zero to end in a MemoryError, a 20 MiB
     line to be printed whole; each is now one short line naming the file, exit 2."""
@@ -138,8 +138,10 @@ def test_a_hostile_known_failures_file_is_one_short_line(tmp_path: Path, kind: s
         os.mkfifo(path)
     elif kind == "dev-zero":
         path.symlink_to("/dev/zero")
-    else:
+    elif kind == "long-line":
         path.write_text("ties/x " + "y" * (20 << 20) + "\n")
+    else:
+        path.write_text("ties/" + "y" * (10 << 20) + "\n")
     done = kit("run", "-k", "ties/lower", "--known-failures", str(path), timeout=60)
     assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr[:2000]
     assert str(path) in done.stderr and len(done.stderr) < 1_000

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from conformance.transport.session import AdapterProcess
+from conformance.runner.client import Client
 from tests.support.hostile import SERVE, adapter
 
 #: Descriptors held open so that the adapter's pipes get numbers past select()'s 1024.
@@ -45,8 +45,9 @@ sys.stderr.flush()
 serve()
 """
     )
-    with AdapterProcess(chatty, timeout=30) as running:
-        assert running._group is not None and running._group.stdout.fileno() >= 1024
+    with Client.process(chatty, 30) as running:
+        group = running.transport._group  # type: ignore[union-attr]
+        assert group is not None and group.stdout.fileno() >= 1024  # the case is the one meant
         assert running.handshake is not None
         assert running.exchange([{"op": "new", "params": PARAMS, "seed": 0}])[0]["ok"]
         assert "log line" in running.stderr_tail(1)
