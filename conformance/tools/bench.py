@@ -158,7 +158,7 @@ class _Answers:
 def identity(hello: bytes) -> str:
     """``name (language) version`` from a hello answer, or the raw line if it has none."""
     try:
-        port = decode(hello)["implementation"]
+        port = parse_hello_answer(decode(hello)).implementation  # each name capped
         return escape(f"{port['name']} ({port['language']}) {port['version']}", one_line=True)
     except (ValueError, KeyError, TypeError):
         return _shown(hello[:100])

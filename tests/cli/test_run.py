@@ -210,6 +210,7 @@ def test_a_file_judged_by_its_first_byte(tmp_path: Path) -> None:
     ), done.stderr
 
 
+@pytest.mark.slow
 def test_a_vector_with_a_million_extra_params_is_one_short_line(tmp_path: Path) -> None:
     """Case 9: the schema's message quoted every one of 10^6 names (a 10.9 MB "one-line"
     error, a 21.8 MB JUnit file); now the line and the JUnit file are a few KB."""
@@ -239,6 +240,7 @@ def sizes(tmp_path: Path, done: Any) -> dict[str, int]:
     }
 
 
+@pytest.mark.slow
 def test_answers_of_500000_members_make_a_short_fail_line(tmp_path: Path) -> None:
     """Case 11: with --validate-protocol, an evict answered with 500,000 extra members used to
     make a 5.4 MB FAIL line, a 5.4 MB report and a 10.8 MB JUnit file."""

@@ -76,3 +76,14 @@ for line in sys.stdin.buffer:
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr
     assert "no successful hello answer: " in done.stderr
     assert "nested more than 64 levels deep" in done.stderr
+
+
+def test_a_port_named_with_10_mib_is_shown_capped() -> None:
+    """Case 19 in bench: the port's name reaches the terminal capped."""
+    hello = (
+        b'{"id":0,"ok":true,"protocol":1,"capabilities":[],"implementation":{"name":"'
+        + b"n" * (10 << 20)
+        + b'","language":"c","version":"1"}}'
+    )
+    shown = bench.identity(hello)
+    assert len(shown) < 500 and shown.endswith("more characters) (c) 1")
