@@ -9,20 +9,22 @@ tests), with one item per vector and per protocol check, named ``snapkv::<id>``;
 fails with the verdict ``snapkv-conformance run`` gives it, so a port fails the same items in
 both.
 
-One adapter process per session, or per worker under pytest-xdist (each worker process loads
-the plugin and collects the same items), started when the first vector runs and closed when
-the session ends; it is driven by :class:`conformance.runner.run.VectorRunner`, so restarts after
-a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
-Each protocol check runs in a session of its own, as ``run`` runs it
-(:func:`conformance.runner.checks.run_checks`).
+The items run through the one :class:`conformance.runner.run.Run`, one at a time
+(:meth:`~conformance.runner.run.Run.one`): one adapter process per session, or per worker
+under pytest-xdist (each worker process loads the plugin and collects the same items), started
+when the first vector runs and closed when the session ends, so restarts after a crash, fresh
+sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``; each
+protocol check runs in a session of its own, as ``run`` runs it. A failing session ends with
+the run's triage (:func:`conformance.runner.run.triage_into`), of the whole run under xdist.
 
 As on the command line: the options are held to the same rules (``--snapkv-timeout inf`` is a
 usage error); the transport's signal policy holds for the session
 (:func:`conformance.transport.process.signal_policy`: SIGINT, SIGTERM or SIGHUP kills every
-adapter at once, pytest writes its reports, JUnit included, and exits 130, 143 or 129); the
-session adopts and kills what adapters leave behind (a child subreaper, swept when the session
-ends); and a fault of the kit itself fails its item as the kit's, with the line that says where
-its traceback was saved, and makes the session exit 70, never a port's failure.
+adapter at once, pytest writes its reports, JUnit included, and exits 130, 143 or 129; during
+the triage, the results stand and only the triage is left out); the session adopts and kills
+what adapters leave behind (a child subreaper, swept when the session ends); and a fault of the
+kit itself fails its item as the kit's, with the line that says where its traceback was saved,
+and makes the session exit 70, never a port's failure.
 """
 
 from __future__ import annotations
@@ -34,9 +36,9 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.judge.checker import VectorResult
-    from conformance.runner.run import VectorRunner
-    from conformance.suite.checks import ProtocolCheck
+    from conformance.runner.results import VectorResult
+    from conformance.runner.run import Run, RunResult
+    from conformance.suite.protocol_checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
 #: The name of the collector that holds the vector items (the first part of their node ids).
@@ -96,10 +98,13 @@ class SnapKVSession:
         self._signals = contextlib.ExitStack()
         #: The exit status pytest ends with on our account: a stop signal's, or a fault's.
         self._status: int | None = None
-        self._runner: VectorRunner | None = None
+        self._session: pytest.Session | None = None
+        #: The items run here, one at a time; a pytest-xdist worker leaves the triage to the
+        #: controller, which triages the whole run.
+        self._run: Run | None = None
+        self._triage = not hasattr(config, "workerinput")
         self._start_error: str | None = None
-        self.warnings: list[str] = []
-        self.results: list[tuple[Vector | None, VectorResult]] = []
+        self.finished: RunResult | None = None
         self._worker_results: list[str] = []  # under pytest-xdist, the workers' results
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
@@ -152,59 +157,54 @@ class SnapKVSession:
             )
         return report
 
-    def run(self, vector: Vector) -> VectorResult:
-        """Run one vector on this process's adapter, starting it on first use."""
-        from conformance.runner.run import VectorRunner
+    def one(self, item: Vector | ProtocolCheck) -> VectorResult:
+        """Run one item through the run, starting its adapter on first use: a vector on this
+        process's adapter, a protocol check in a session of its own, as ``run`` runs them."""
+        from conformance.runner.run import Run
+        from conformance.suite.protocol_checks import ProtocolCheck
         from conformance.transport.failures import AdapterStartError
-        from conformance.transport.session import AdapterProcess
+        from conformance.transport.process import StartError
 
-        if self._start_error is not None:
+        if self._start_error is not None and not isinstance(item, ProtocolCheck):
             raise AdapterNotStarted(self._start_error)
-        if self._runner is None:
-            self._runner = VectorRunner(AdapterProcess(self.argv, self.timeout))
+        if self._run is None:
+            self._run = Run(adapter_argv=self.argv, timeout=self.timeout, triage=self._triage)
         try:
-            result = self._runner.run(vector)
+            return self._run.one(item)
+        except StartError as error:  # a check's session: this check fails, the next may start
+            raise AdapterNotStarted(f"the adapter {self.command} cannot start: {error}") from None
         except (AdapterStartError, OSError) as error:
             # Every later item fails the same way at once rather than retrying a broken start.
             self._start_error = f"the adapter {self.command} cannot start: {error}"
-            self._runner.adapter.kill()  # a handshake found broken late leaves it running
-            self._runner = None
             raise AdapterNotStarted(self._start_error) from None
         except Exception as error:  # a bug of the kit's: never the port's failure
             raise self._fault(error) from error
-        self.results.append((vector, result))
-        return result
 
-    def check(self, check: ProtocolCheck) -> VectorResult:
-        """Run one protocol check in a session of its own, as ``run`` runs it."""
-        from conformance.runner.checks import run_checks
-        from conformance.transport.process import StartError
+    def _stopped(self, result: RunResult) -> None:
+        """A stop signal that came during ``result``'s triage: the session ends with its
+        status once pytest has written its reports (the results stand)."""
+        from conformance.transport.process import Interrupted
 
-        try:
-            (result,) = run_checks([check], self.argv, timeout=self.timeout)
-        except StartError as error:
-            raise AdapterNotStarted(f"the adapter {self.command} cannot start: {error}") from None
-        except Exception as error:  # a bug of the kit's: never the port's failure
-            raise self._fault(error) from error
-        self.results.append((None, result))
-        return result
+        if result.stopped is not None and self._status is None:
+            stop = result.stopped
+            self._status = stop.status if isinstance(stop, Interrupted) else 2
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
         from conformance.transport import process
 
+        self._session = session
         try:
-            if self._runner is not None:
-                self.warnings.extend(self._runner.close())
-                self._runner = None
+            if self._run is not None:
+                self.finished = self._run.close()
+                self._run = None
+                self._stopped(self.finished)
         finally:
             process.shutdown()  # nothing an adapter started outlives the session
         if self._status is not None:
             session.exitstatus = self._status
         output = getattr(session.config, "workeroutput", None)
-        if output is not None:  # a pytest-xdist worker: the controller triages the whole run
-            output[WORKER_RESULTS] = [
-                _result_to_wire(result) for vector, result in self.results if vector is not None
-            ]
+        if output is not None and self.finished is not None:  # a pytest-xdist worker
+            output[WORKER_RESULTS] = [_result_to_wire(result) for result in self.finished.results]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -212,25 +212,25 @@ class SnapKVSession:
         self._worker_results.extend(getattr(node, "workeroutput", {}).get(WORKER_RESULTS, ()))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for warning in self.warnings:
+        finished = self.finished
+        for warning in finished.warnings if finished is not None else ():
             terminalreporter.write_line(f"snapkv: warning: {warning}")
-        results = [result for vector, result in self.results if vector is not None]
-        vectors = [vector for vector, _ in self.results if vector is not None]
-        why = ""
-        if self._worker_results:  # under pytest-xdist the vectors ran in the workers
-            results = [_result_from_wire(data) for data in self._worker_results]
-            ran = {result.vector_id for result in results}
-            try:
-                vectors = [vector for vector in _load(self.paths)[0] if vector.id in ran]
-            except pytest.UsageError as error:  # a file changed since it ran
-                vectors, why = [], f"no triage: {error}"
-            results = [result for result in results if result.vector_id in {v.id for v in vectors}]
-        # The triage names policy mistakes: the protocol checks are not its evidence.
-        found = None
-        if any(not result.passed for result in results):
-            from conformance.explain.triage import triage_of_run
+        found = finished.triage if finished is not None else None
+        why = finished.no_triage if finished is not None else ""
+        if self._worker_results:  # under pytest-xdist the items ran in the workers
+            from conformance.runner.run import RunResult, triage_into
 
-            found, why = triage_of_run(vectors, results)
+            whole = RunResult([_result_from_wire(data) for data in self._worker_results], None)
+            try:
+                vectors = _load(self.paths)[0]
+            except pytest.UsageError as error:  # a file changed since it ran
+                why = f"no triage: {error}"
+            else:
+                triage_into(whole, vectors)
+                found, why = whole.triage, whole.no_triage
+                self._stopped(whole)
+                if self._status is not None and self._session is not None:
+                    self._session.exitstatus = self._status
         if found is not None or why:
             terminalreporter.section("snapkv triage")
             for line in found.lines() if found is not None else [why]:
@@ -243,7 +243,7 @@ def _load(paths: list[str]) -> tuple[list[Vector], list[ProtocolCheck]]:
     naming it."""
     from conformance.spec.errors import VectorError
     from conformance.spec.resources import suite_dir
-    from conformance.suite.checks import CheckError, load_check
+    from conformance.suite.protocol_checks import CheckError, load_check
     from conformance.suite.stream import plan_suite
 
     try:
@@ -279,18 +279,25 @@ def _result_to_wire(result: VectorResult) -> str:
     import dataclasses
     import json
 
-    return json.dumps(dataclasses.asdict(result))
+    from conformance.judge.verdicts import Errored
+
+    data = dataclasses.asdict(result)
+    data["errored"] = isinstance(result.judged, Errored)
+    return json.dumps(data)
 
 
 def _result_from_wire(text: str) -> VectorResult:
     import json
 
-    from conformance.judge.checker import VectorResult
+    from conformance.judge.verdicts import Errored, Verdict
+    from conformance.runner.results import VectorResult
 
     data = json.loads(text)
+    judged = data.pop("judged")
     # The triage compares the answers' outcomes as tuples: JSON gave lists.
-    data["answers"] = _tuples(data.get("answers", ()))
-    return VectorResult(**data)
+    judged["answers"] = _tuples(judged.get("answers", ()))
+    kind = Errored if data.pop("errored") else Verdict
+    return VectorResult(kind(**judged), **data)
 
 
 def _tuples(value: Any) -> Any:
@@ -341,7 +348,11 @@ class _SuiteItem(pytest.Item):
         if isinstance(excinfo.value, VectorFailed):
             from conformance.report.terminal import format_result
 
-            return format_result(excinfo.value.result)
+            # The show command a FAIL block ends with names the suite run when it is not the
+            # committed one (--snapkv-vectors), as run's FAIL blocks do.
+            session = self.config.pluginmanager.get_plugin("snapkv-session")
+            paths = session.paths if isinstance(session, SnapKVSession) else []
+            return format_result(excinfo.value.result, paths)
         if isinstance(excinfo.value, AdapterNotStarted | KitFault):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -358,7 +369,7 @@ class VectorItem(_SuiteItem):
     def runtest(self) -> None:
         session = self.config.pluginmanager.get_plugin("snapkv-session")
         assert isinstance(session, SnapKVSession)
-        result = session.run(self.vector)
+        result = session.one(self.vector)
         if not result.passed:
             raise VectorFailed(result)
 
@@ -377,7 +388,7 @@ class CheckItem(_SuiteItem):
     def runtest(self) -> None:
         session = self.config.pluginmanager.get_plugin("snapkv-session")
         assert isinstance(session, SnapKVSession)
-        result = session.check(self.check)
+        result = session.one(self.check)
         if not result.passed:
             raise VectorFailed(result)
 

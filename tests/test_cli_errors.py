@@ -503,9 +503,10 @@ def test_progress_fits_the_terminal_of_its_own_stream():
         progress = terminal.ProgressLine(stream)
         assert progress.enabled
         vector = plain_vector("a/very/long/vector/id/that/would/wrap/a/fifty/column/terminal")
-        from conformance.judge.checker import PASS, VectorResult
+        from conformance.judge.verdicts import PASS, Verdict
+        from conformance.runner.results import VectorResult
 
-        progress(VectorResult(vector.id, PASS), 1, 2)
+        progress(VectorResult(Verdict(vector.id, PASS)), 1, 2)
         stream.flush()
         text = os.read(leader, 4096).decode()
     os.close(leader)

@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.adapter.replay import replay
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.mutants import lookup
 from conformance.policy.reference import SnapKV
 from conformance.runner.client import Client
@@ -56,7 +56,7 @@ def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
     _, problems = validation.check_file(path)
     assert problems == []
     on_bug = run_suite([load_vector(path)], mutant_argv(name), timeout=10)
-    assert [r.verdict for r in on_bug.results] == [checker.WRONG_VICTIMS]
+    assert [r.verdict for r in on_bug.results] == [verdicts.WRONG_VICTIMS]
     on_reference = run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10)
     assert on_reference.results[0].passed
 
@@ -82,7 +82,7 @@ def test_default_budget_finds_real_world_summations_and_sorts(name, seed):
     vector = fuzz.difference_vector(finding, "a port", seed)
     assert len(vector.calls) <= 160  # shrunk: the scenarios that find these run to hundreds
     on_mistake = run_suite([vector], adapter_factory=lambda: mistake(name, start=False).transport)
-    assert [r.verdict for r in on_mistake.results] == [checker.WRONG_VICTIMS]
+    assert [r.verdict for r in on_mistake.results] == [verdicts.WRONG_VICTIMS]
     on_reference = run_suite([vector], adapter_factory=InProcessAdapter)
     assert on_reference.results[0].passed
 

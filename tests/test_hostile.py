@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from conformance.judge.checker import PASS, TIMEOUT
-from conformance.runner.checks import run_check
+from conformance.judge.verdicts import PASS, TIMEOUT
+from conformance.runner.check_sessions import run_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.transport.raw import EXIT_GRACE

@@ -23,7 +23,7 @@ import pytest
 from conformance.adapter.server import Session
 from conformance.cli import main as cli_main
 from conformance.explain import diagnosis
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.judge.outcomes import answer_outcomes
 from conformance.policy.reference import float32_literal
 from conformance.runner import run as runner
@@ -142,7 +142,7 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     path = write(tmp_path / "suite" / "memory" / "long.json", calls)
     entries = stream.plan_suite([tmp_path / "suite"]).vectors
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
-    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert (outcome.verdict, outcome.call_index) == (verdicts.WRONG_VICTIMS, late)
     assert outcome.actual == right
     assert "equal the reference's at every kept position" in (outcome.diagnosis or "")
     whole = load_vector(path)
@@ -256,7 +256,7 @@ def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch
     monkeypatch.setattr(diagnosis, "MAX_REPLAY", 1_000)
     entries = stream.plan_suite([tmp_path / "suite"]).vectors
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
-    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert (outcome.verdict, outcome.call_index) == (verdicts.WRONG_VICTIMS, late)
     assert outcome.diagnosis == (
         f"no scores diagnosis: the failing evict is call {late:,}, and a diagnosis replays at "
         "most 1,000 calls; to compare the scores, replay the vector up to that call with a "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from conformance.spec.errors import KitError
 from conformance.spec.inputs import read_input_text
 
 TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
@@ -20,7 +21,7 @@ _HEADING = re.compile(r"^## `([^`]*)`\s*$")
 _BULLET = re.compile(r"^- \*\*(Rule|Catches):\*\* (\S.*)$")
 
 
-class VocabularyError(Exception):
+class VocabularyError(KitError):
     """``TAGS.md`` does not follow its format; names the file and line."""
 
 

@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conformance.spec.errors import KitError
 from conformance.spec.protocol import decode, parse_hello_answer
 from conformance.spec.text import escape
 from conformance.transport import process
@@ -121,7 +122,7 @@ WORKLOADS = (
 )
 
 
-class BenchError(Exception):
+class BenchError(KitError):
     """An adapter that cannot be timed: it did not start, shake hands or finish cleanly."""
 
 
@@ -202,13 +203,22 @@ def time_adapter(argv: Sequence[str], workload: Workload, timeout: float) -> Tim
         ) from None
     if transcript.overlong:
         raise BenchError(f"{argv[0]}: an answer longer than {MAX_LINE} bytes")
-    if transcript.count < due and transcript.timed_out:
+    count = transcript.count
+    if count < due and transcript.timed_out:
         raise BenchError(
-            f"{argv[0]}: no answer within the {timeout:g} s timeout "
-            f"({transcript.count:,} of {due:,} answers came)"
+            f"{argv[0]}: no answer within the {timeout:g} s timeout to "
+            f"{request_named(workload, count)} ({count:,} of {due:,} requests answered)"
         )
-    if transcript.count != due:
-        raise BenchError(f"{argv[0]}: {transcript.count} answer lines to {due} requests")
+    if count < due:
+        raise BenchError(
+            f"{argv[0]}: {count} answer lines to {due} requests: none to "
+            f"{request_named(workload, count)} or after"
+        )
+    if count > due:
+        raise BenchError(
+            f"{argv[0]}: {count} answer lines to {due} requests: more after the answer "
+            f"to the last, {request_named(workload, due - 1)}"
+        )
     if transcript.exit_status is None:
         raise BenchError(f"{argv[0]}: did not exit after its input ended (killed)")
     if transcript.exit_status != 0:
@@ -254,8 +264,10 @@ class WorkloadResult:
         return statistics.median(r.wall / t.wall for t, r in pairs)
 
 
-def agreement(reference: bytes, port: bytes) -> str:
-    """``bytes`` or ``values`` when the answers agree, otherwise the first difference."""
+def agreement(reference: bytes, port: bytes, first_id: int = 1) -> str:
+    """``bytes`` or ``values`` when the answers agree, otherwise the first difference, named
+    by the id of the request it answers (``first_id``: the first answer's, after ``hello``'s;
+    a workload numbers ``hello`` 0 and the rest from 1, :meth:`Workload.stream`)."""
     if port == reference:
         return "bytes"
     want, got = reference.splitlines(), port.splitlines()
@@ -266,11 +278,37 @@ def agreement(reference: bytes, port: bytes) -> str:
             same = False
         if not same:
             return (
-                f"answer {index + 2} differs: reference {_shown(w[:120])}, port {_shown(g[:120])}"
+                f"the answer to request id {first_id + index} differs: reference "
+                f"{_shown(w[:120])}, port {_shown(g[:120])}"
             )
-    if len(want) != len(got):
-        return f"{len(got) + 1} answers, the reference gave {len(want) + 1}"
+    if len(got) < len(want):
+        return (
+            f"{len(got) + 1} answers, the reference gave {len(want) + 1}: none to request id "
+            f"{first_id + len(got)} or after"
+        )
+    if len(got) > len(want):
+        return (
+            f"{len(got) + 1} answers, the reference gave {len(want) + 1}: more after the "
+            f"answer to the last, request id {first_id + len(want) - 1}"
+        )
     return "values"
+
+
+def request_named(stream: bytes | Workload, index: int) -> str:
+    """Request line ``index`` of ``stream`` (from 0, ``hello`` first) named by its id, as
+    ``agreement`` names answers: ``request id 5``, the numbering a porter reads in the stream
+    and in the answers. A line without an id (not a workload's) is named by its number. A
+    :class:`Workload` numbers its requests in order from hello's 0, so its line ``index`` is
+    named without making the stream (a billion steps' is never made whole)."""
+    if isinstance(stream, Workload):
+        if 0 <= index < stream.requests:
+            return f"request id {index}"
+        return f"request line {index + 1}"
+    lines = stream.splitlines()
+    try:
+        return f"request id {json.dumps(decode(lines[index])['id'])}"
+    except (IndexError, ValueError, KeyError, TypeError):
+        return f"request line {index + 1}"
 
 
 def bench(

@@ -21,13 +21,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import __version__
-from conformance.explain.triage import Triage, triage_of_run
-from conformance.judge.checker import VectorResult
 from conformance.report.outputs import write_text
 from conformance.runner.client import Handshake
-from conformance.runner.run import Run
+from conformance.runner.results import VectorResult
+from conformance.runner.run import Explanation, Run
 from conformance.spec.text import escape
-from conformance.suite.checks import ProtocolCheck
+from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.suite.vectors import Vector
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.process import CommandError, StartError, split_command
@@ -70,7 +69,7 @@ class Column:
     handshake: Handshake | None = None
     start_error: str | None = None
     results: dict[str, VectorResult] = field(default_factory=dict)
-    triage: Triage | None = None
+    triage: Explanation | None = None
     #: Why a failing port has no triage ("" when it has one, or passed).
     triage_note: str = ""
 
@@ -152,6 +151,7 @@ def run_columns(
                 jobs=jobs,
                 timeout=timeout,
                 progress=progress(port) if progress is not None else None,
+                triage=True,
             ).execute()
         except (AdapterStartError, StartError, OSError) as error:
             column.start_error = str(error)
@@ -159,16 +159,10 @@ def run_columns(
             continue
         column.handshake = run.handshake
         column.results = {result.vector_id: result for result in run.results}
-        ids = {vector.id for vector in vectors}
-        vector_results = [result for result in run.results if result.vector_id in ids]
-        if not all(result.passed for result in vector_results):
-            try:
-                column.triage, column.triage_note = triage_of_run(list(vectors), vector_results)
-            except KeyboardInterrupt:
-                column.triage_note = "the triage was interrupted"
-                yield column  # the caller keeps it; the interruption goes on from here
-                raise
-        yield column
+        column.triage, column.triage_note = run.triage, run.no_triage
+        yield column  # the caller keeps it, even when the triage was interrupted
+        if run.stopped is not None:  # the interruption goes on from here
+            raise run.stopped
 
 
 def summary_lines(matrix: Matrix) -> list[str]:

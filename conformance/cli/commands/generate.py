@@ -41,7 +41,7 @@ def out_problem(out: Path) -> str | None:
     directory with a ``package.json``) is refused before anything is touched.
     """
     from conformance.spec.inputs import InputError, read_suite_file
-    from conformance.suite.checks import CHECK_FORMAT
+    from conformance.suite.protocol_checks import CHECK_FORMAT
     from conformance.suite.vectors import VECTOR_FORMAT
 
     problem = output_problem("--out", str(out), directory=True)

@@ -24,7 +24,7 @@ from conformance.cli.commands._options import (
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
-from conformance.suite.checks import CheckError
+from conformance.suite.protocol_checks import CheckError
 
 if TYPE_CHECKING:
     from conformance.report.terminal import RunContext
@@ -88,9 +88,9 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.judge.checker import VectorResult
     from conformance.report import terminal
     from conformance.runner import run
+    from conformance.runner.results import VectorResult
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
     from conformance.suite import discovery
@@ -166,6 +166,7 @@ def run(args: argparse.Namespace) -> int:
         known_failures=known,
         progress=judged,
         validate_protocol=args.validate_protocol,
+        triage=True,  # entries: each read only if the triage replays something on it
     )
     context = terminal.RunContext(
         paths=paths,
@@ -189,19 +190,6 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:  # the runner has killed the adapters
         progress.finish()
-    ids = {entry.id for entry in selected}
-    vector_results = [r for r in result.results if r.vector_id in ids]
-    if any(r.fails_run for r in vector_results):  # the policy's mistakes; checks are not its
-        from conformance.explain.triage import triage_of_run
-
-        try:  # entries: each read only if replayed
-            result.triage, why = triage_of_run(selected, vector_results)
-        except KeyboardInterrupt:  # the run is finished: its verdicts and outputs stand
-            result.warnings.append("the triage was interrupted: none is reported")
-            _finish(result, outputs, context, adapter_argv)
-            raise
-        if why:
-            result.warnings.append(why)
     return _finish(result, outputs, context, adapter_argv)
 
 
@@ -211,11 +199,16 @@ def _finish(
     context: RunContext,
     adapter_argv: list[str],
 ) -> int:
-    """Print the summary, write the outputs and return the exit status of a finished run."""
+    """Print the summary, write the outputs and return the exit status of a finished run; a
+    stop signal that came during its triage is raised once they are written (the run is
+    finished: its verdicts and outputs stand)."""
     from conformance.report import terminal
 
     print(terminal.format_summary(result, context))
-    if not _write_outputs(outputs, result, context, adapter_argv):
+    written = _write_outputs(outputs, result, context, adapter_argv)
+    if result.stopped is not None:  # cli.main says the rest (130, 143, 129)
+        raise result.stopped
+    if not written:
         return EXIT_USAGE
     return EXIT_OK if result.ok else EXIT_FAILED
 

@@ -3,7 +3,7 @@ and the failures grouped by where the port first diverged.
 
 :func:`triage` is the one entry: it leaves out the vectors too long to replay, runs the search
 (:mod:`.search`: singles from the shipped kill table, a beam over the steps, the best replayed
-in process), groups the failures (:mod:`.groups`) and returns what it found (:mod:`.findings`:
+in process), groups the failures (:mod:`.groups`) and returns what it found (:mod:`.explanations`:
 :class:`Triage`, whose ``lines`` and ``to_json`` the reports show).
 
 Invariant: everything here is a function of the vectors, the port's answers and the catalogue:
@@ -18,11 +18,9 @@ from typing import Any
 
 from conformance import mutants
 from conformance.explain.triage import search
-from conformance.explain.triage.findings import Likely, Part, Triage, Unconfirmed, part_of
+from conformance.explain.triage.explanations import Likely, Part, Triage, Unconfirmed, part_of
 from conformance.explain.triage.groups import GROUPS, Group, divergence_kind, group_failures
 from conformance.explain.triage.search import Engine, Scored
-from conformance.spec.errors import KitError
-from conformance.spec.text import KEEP_TEXT, capped, escape
 from conformance.suite.vectors import LONG_VECTOR
 
 __all__ = [
@@ -37,7 +35,6 @@ __all__ = [
     "group_failures",
     "part_of",
     "triage",
-    "triage_of_run",
 ]
 
 
@@ -68,7 +65,7 @@ def triage(
 ) -> Triage:
     """Rank catalogued mistakes (``mistakes``, the whole catalogue by default), alone and
     combined, by how exactly each reproduces the answers behind ``results`` (the runner's
-    :class:`~conformance.judge.checker.VectorResult` list, matched to ``vectors`` by id).
+    :class:`~conformance.runner.results.VectorResult` list, matched to ``vectors`` by id).
 
     ``vectors`` may be :class:`~conformance.suite.vectors.Vector` objects or the runner's suite
     entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a
@@ -141,17 +138,3 @@ def triage(
         cut_short=len(engine.cut),
         budget=search.SEARCH_BUDGET,
     )
-
-
-def triage_of_run(vectors: Sequence[Any], results: Sequence[Any]) -> tuple[Triage | None, str]:
-    """:func:`triage` as every front end asks for it after a failing run: the triage and ``""``,
-    or None and why it could not be made. A vector file that can no longer be read (removed,
-    rewritten into something invalid, swapped for a FIFO since it ran) costs the triage, never
-    the run's verdicts or its outputs."""
-    try:
-        return triage(vectors, results), ""
-    except (KitError, OSError) as error:
-        return None, (
-            f"no triage: {escape(capped(str(error), KEEP_TEXT), one_line=True)} (was a vector "
-            "file changed or removed during the run?)"
-        )
