@@ -201,7 +201,7 @@ class Process:
             if not self._reaped:
                 self._kill_group()
         self._writes.put(None)
-        self.exited.wait(5.0)
+        pipes.waited(self.exited.wait, 5.0)
 
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -212,7 +212,7 @@ class Process:
 
     def wait(self, timeout: float) -> int | None:
         """The leader's exit status, or None if it is still running after ``timeout`` s."""
-        if self.exited.wait(min(timeout, threading.TIMEOUT_MAX)):
+        if pipes.waited(self.exited.wait, timeout):
             return self.status
         return None
 

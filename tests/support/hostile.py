@@ -12,8 +12,9 @@ import signal
 import subprocess
 import sys
 import textwrap
+import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
@@ -157,3 +158,17 @@ for line in sys.stdin.buffer:
 """,
         *([marker] if marker else []),
     )
+
+
+def signal_another_thread(signum: int, when: Callable[[], bool], within: float = 60.0) -> None:
+    """Once ``when()`` holds, deliver ``signum`` to a thread other than the main one, as the
+    kernel may deliver a signal sent to the kit (it picks any thread that does not block it):
+    Python then runs the handler only when the main thread next runs Python code."""
+
+    def deliver() -> None:
+        deadline = time.monotonic() + within
+        while not when() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        signal.pthread_kill(threading.get_ident(), signum)
+
+    threading.Thread(target=deliver, daemon=True).start()
