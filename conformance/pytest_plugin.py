@@ -99,6 +99,8 @@ class SnapKVSession:
         #: The exit status pytest ends with on our account: a stop signal's, or a fault's.
         self._status: int | None = None
         self._session: pytest.Session | None = None
+        #: The kit's own faults outside any item (the triage's), each said in one line.
+        self._faults: list[str] = []
         #: The items run here, one at a time; a pytest-xdist worker leaves the triage to the
         #: controller, which triages the whole run.
         self._run: Run | None = None
@@ -195,9 +197,13 @@ class SnapKVSession:
         self._session = session
         try:
             if self._run is not None:
-                self.finished = self._run.close()
+                try:
+                    self.finished = self._run.close()
+                except Exception as error:  # a bug of the kit's (in the triage, say)
+                    self._faults.append(str(self._fault(error)))
+                else:
+                    self._stopped(self.finished)
                 self._run = None
-                self._stopped(self.finished)
         finally:
             process.shutdown()  # nothing an adapter started outlives the session
         if self._status is not None:
@@ -226,11 +232,16 @@ class SnapKVSession:
             except pytest.UsageError as error:  # a file changed since it ran
                 why = f"no triage: {error}"
             else:
-                triage_into(whole, vectors)
+                try:
+                    triage_into(whole, vectors)
+                except Exception as error:  # a bug of the kit's: never the port's failure
+                    self._faults.append(str(self._fault(error)))
                 found, why = whole.triage, whole.no_triage
                 self._stopped(whole)
                 if self._status is not None and self._session is not None:
                     self._session.exitstatus = self._status
+        for fault in self._faults:
+            terminalreporter.write_line(f"snapkv: {fault}")
         if found is not None or why:
             terminalreporter.section("snapkv triage")
             for line in found.lines() if found is not None else [why]:

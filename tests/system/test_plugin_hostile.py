@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.hostile import gone, hanging_adapter, wait_for_text
-from tests.support.runner_support import REFERENCE_ARGV
+from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 from tests.support.small_suite import write_small_suite
 
 pytest_plugins = ["pytester"]
@@ -89,6 +89,51 @@ def test_a_fault_of_the_kit_fails_the_item_as_the_kit_s_and_exits_70(
         "-k", "tiny/ties",
     )  # fmt: skip
     assert result.ret == 70
+    output = result.stdout.str()
+    found = re.search(
+        r"internal error: ZeroDivisionError: integer modulo by zero: this is a bug in "
+        r"snapkv-conformance, not in the port under test; the full traceback is saved in (\S+);",
+        output,
+    )
+    assert found is not None, output
+    saved = Path(found.group(1))
+    try:
+        assert "1 % len(members)" in saved.read_text()
+    finally:
+        saved.unlink()
+
+
+def test_a_fault_of_the_kit_in_the_triage_exits_70_with_the_results_kept(
+    pytester: pytest.Pytester, tmp_path: Path
+) -> None:
+    """A bug of the kit's in the triage a failing session ends with (after every item was
+    judged) says so, and where its traceback is, and makes the session exit 70 as the command
+    line does, not pytest's internal-error status; the items keep their verdicts."""
+    suite = write_small_suite(tmp_path / "vectors")
+    pytester.makeconftest(
+        """
+        from conformance.explain import triage
+
+        real = triage.triage
+
+        def broken(vectors, results):
+            members = []
+            return 1 % len(members)
+
+        def pytest_configure(config):
+            triage.triage = broken
+
+        def pytest_unconfigure(config):
+            triage.triage = real
+        """
+    )
+    ties = shlex.join(mutant_argv("ties-to-higher-position"))  # fails tiny/ties
+    result = pytester.runpytest(
+        "-p", "no:cacheprovider", "--snapkv-adapter", ties, "--snapkv-vectors", str(suite),
+        "-k", "tiny/",
+    )  # fmt: skip
+    assert result.ret == 70, result.stdout.str()
+    result.assert_outcomes(passed=2, failed=2)
     output = result.stdout.str()
     found = re.search(
         r"internal error: ZeroDivisionError: integer modulo by zero: this is a bug in "
