@@ -1,5 +1,4 @@
-"""``snapkv-conformance mutants`` against hostile files: one line naming the file, no hang, and
-outputs that collide refused before the replay."""
+"""`snapkv-conformance mutants` at the command line: its outputs checked before the replay."""
 
 from __future__ import annotations
 
@@ -8,9 +7,24 @@ from pathlib import Path
 
 import pytest
 
+from conformance import cli
 from tests.support.hostile import kit
 
 
+def test_mutants_checks_its_outputs_before_the_replay(tmp_path, suite_dir, capsys):
+    readme = tmp_path / "README.md"
+    readme.write_text("no generated block here\n")
+    args = ["mutants", str(suite_dir), "--mutant", "running-sum"]
+    assert cli.main([*args, "--json", str(tmp_path)]) == 2
+    assert cli.main([*args, "--update-readme", str(readme)]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""  # no kill matrix: nothing was replayed
+    assert f"--json {tmp_path}: is a directory" in captured.err
+    assert f"--update-readme {readme}: no <!-- mutants:begin -->" in captured.err
+    assert readme.read_text() == "no generated block here\n"
+
+
+# -- against hostile files: one line naming the file, no hang, colliding outputs refused -------
 @pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
 def test_update_readme_naming_a_special_file_is_one_line(tmp_path: Path, kind: str) -> None:
     """Case 13: a FIFO used to hang, /dev/zero to end in a traceback."""

@@ -1,4 +1,4 @@
-"""What a client holds of an adapter's answers while they are in flight stays bounded."""
+"""The runner's client (:mod:`conformance.runner.client`): what it keeps of an adapter's hello."""
 
 from __future__ import annotations
 
@@ -8,9 +8,24 @@ import sys
 
 import pytest
 
+from conformance.runner.client import Handshake
 from tests.support.hostile import SERVE, adapter
 from tests.support.runner_support import mutant_argv
 
+
+def test_spec_3_2_the_report_s_adapter_is_what_the_hello_answer_said():
+    """SPEC.md §3.2: the answer to hello names the implementation (name, language, version),
+    the protocol and the capabilities; the report's ``adapter`` keeps them under those names
+    (schema/report.schema.json)."""
+    handshake = Handshake("port", "c", "1.0", 1, ("scores",))
+    assert handshake.to_json() == {
+        "implementation": {"name": "port", "language": "c", "version": "1.0"},
+        "protocol": 1,
+        "capabilities": ["scores"],
+    }
+
+
+# -- what a client holds of answers in flight stays bounded ------------------------------------
 #: The run whose peak memory is measured: ``run`` on a vector of 257 evicts.
 PEAK = (
     "import resource, sys\n"
