@@ -30,7 +30,11 @@ SECTIONS: dict[str, tuple[str, str, str]] = {
     "ci/README.md": ("Porting", "CI recipes", ""),
     "triage.md": ("Reading a failure", "Triage", "docs/failures/triage.md"),
     "numerics.md": ("Reading a failure", "Numerics", ""),
-    "exit-statuses.md": ("Reference", "Exit statuses", "docs/reference/exit-statuses.md"),
+    "exit-statuses.md": (
+        "Reference",
+        "Signals and the kit's own faults",
+        "docs/reference/exit-statuses.md",
+    ),
     "spec-coverage.md": ("Reference", "Spec coverage", ""),
     "benchmarks.md": ("Benchmarks", "Benchmarks", ""),
 }
