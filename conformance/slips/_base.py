@@ -29,8 +29,9 @@ Answer = dict[str, Any]
 class SlipAdapter:
     """The reference adapter as hooks (see the module docstring).
 
-    ``factory`` makes the policy (by default the reference's own), ``capabilities`` are
-    announced in ``hello`` (None: what the factory implements, as the reference adapter does).
+    ``factory`` makes the policy (by default the reference's own), ``implementation`` is
+    announced in ``hello`` (by default the reference's), and so are ``capabilities`` (None:
+    what the factory implements, as the reference adapter does).
     """
 
     capabilities: ClassVar[tuple[str, ...] | None] = None
@@ -40,11 +41,7 @@ class SlipAdapter:
         factory: PolicyFactory | None = None,
         implementation: Mapping[str, str] | None = None,
     ) -> None:
-        self.session = Session(
-            factory or self.default_factory(),
-            implementation or {"name": "slip", "language": "python", "version": __version__},
-            self.capabilities,
-        )
+        self.session = Session(factory or self.default_factory(), implementation, self.capabilities)
 
     def default_factory(self) -> PolicyFactory:
         """The policy a slip serves unless told otherwise: the reference."""
