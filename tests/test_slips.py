@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter.server import Session
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 
@@ -72,6 +72,7 @@ SHOWN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", slips.MODES)
 def test_each_slip_fails_the_default_run_on_its_rule(mode):
     adapter = shlex.join([sys.executable, str(SLIPS), mode])

@@ -1,6 +1,6 @@
 """Replaying a vector on a catalogued policy, in process, and what its answers decide.
 
-This is what the triage and the shipped outcomes (:mod:`conformance.explain.kills`) replay
+This is what the triage and the shipped outcomes (:mod:`conformance.explain.known_kills`) replay
 with: no protocol, no process, no JSON, just the policy's calls, answered as
 :class:`conformance.adapter.server.Session` answers them (a refused ``new`` keeps the earlier
 policy, or what a :class:`~conformance.mutants.model.Refused` leaves; ``step`` and ``evict`` before
@@ -121,17 +121,3 @@ def compose(parts: Sequence[Mutant]) -> type[Model] | None:
         return type("+".join(part.name for part in parts), tuple(p.policy for p in parts), {})
     except TypeError:  # no consistent method resolution order
         return None
-
-
-def numpy_probe() -> str:
-    """How this machine's numpy orders equal keys in its default argsort and argpartition: the
-    catalogued choices that call them answer as numpy does here, so their shipped outcomes hold
-    only where this probe matches the one they were computed with."""
-    rows = []
-    for size in (17, 33, 129, 1025):
-        tied = np.zeros(size)
-        tied[::7] = 0.5
-        rows.append(np.argsort(tied)[: size // 2].tolist())
-        rows.append(np.argpartition(tied, size // 2 - 1)[: size // 2].tolist())
-        rows.append(np.argpartition(-tied, size // 2 - 1)[: size // 2].tolist())
-    return digest([tuple(row) for row in rows])

@@ -5,17 +5,18 @@ adapter, and judged by the run's own judges:
 
 - the vectors through one adapter session, as the runner sends them: ``hello`` (id 1), then
   each vector's calls numbered on from there, written as the file writes them
-  (:meth:`~conformance.suite.vectors.Call.body`), each answer decoded strictly and held to
-  the request's id, the vector judged by :func:`conformance.judge.checker.judge`. A vector's
+  (:meth:`~conformance.suite.vectors.Call.body`), each answer line read by the runner's
+  rules (:func:`conformance.judge.answers.read_answer`), the vector judged by
+  :func:`conformance.judge.checker.judge`. A vector's
   answers are awaited before the next is sent; an adapter that reads on without having
   written (flushed) every answer due is stalled, a timeout, as the runner would wait for an
   answer that never comes. After a crash, a stall or a protocol error the session starts
   again, as the runner restarts the adapter;
 - each protocol check in a fresh adapter, its bytes in, its input closed, every line it
-  wrote and its exit status judged by :func:`conformance.judge.checks.judge_check`.
+  wrote and its exit status judged by :func:`conformance.judge.check_answers.judge_check`.
 
 An item *kills* a slip when its verdict is not ``pass``. The policy family's entries (the
-mutant catalogue) are scored by the kill matrix instead (:mod:`conformance.explain.killing`):
+mutant catalogue) are scored by the kill matrix instead (:mod:`conformance.explain.kill_matrix`):
 the same vectors, the same judge. ``tests/system/test_slips.py`` runs a sample through the real
 runner and checks that it agrees.
 """
@@ -27,14 +28,16 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.judge.checker import PASS, judge
-from conformance.judge.checks import judge_check
+from conformance.judge.answers import LineFault, read_answer
+from conformance.judge.check_answers import judge_check
+from conformance.judge.checker import judge
+from conformance.judge.verdicts import PASS
 from conformance.slips import Slip, SlipAdapter
 from conformance.spec.protocol import DecodeError, decode, parse_hello_answer
 from conformance.spec.sentences import Sentence, sentences
-from conformance.suite.checks import ProtocolCheck
+from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure
+from conformance.transport.failures import AdapterFailure
 
 HELLO = b'{"id":1,"op":"hello","protocol":1}\n'
 
@@ -129,22 +132,15 @@ def _request(request_id: int, body: bytes) -> bytes:
 
 
 def _answers(
-    lines: Sequence[bytes], first: int
+    lines: Sequence[bytes], first: int, previous_first: int
 ) -> tuple[list[dict[str, Any]], AdapterFailure | None]:
-    """The decoded answers, and the protocol failure at the first line that is not a JSON
-    object carrying the expected id."""
+    """The answers as the runner holds them (:func:`conformance.judge.answers.read_answer`),
+    and the protocol failure at the first line that is not the answer due."""
     answers: list[dict[str, Any]] = []
     for index, line in enumerate(lines):
-        try:
-            answer = decode(line)
-        except DecodeError:
-            answer = None
-        if (
-            not isinstance(answer, dict)
-            or answer.get("id") != first + index
-            or type(answer.get("id")) is not int
-        ):
-            return answers, AdapterFailure("protocol", index, "not the answer due", answers=answers)
+        answer = read_answer(line + b"\n", index, first, previous_first)
+        if isinstance(answer, LineFault):
+            return answers, AdapterFailure("protocol", index, answer.detail, answers=answers)
         answers.append(answer)
     return answers, None
 
@@ -153,9 +149,11 @@ def vector_verdicts(entry: Slip, vectors: Sequence[Vector]) -> dict[str, str]:
     """Each vector's verdict for ``entry``, as the default run gives it."""
     verdicts: dict[str, str] = {}
     session: _Session | None = None
+    previous = 1
     for vector in vectors:
         if session is None or session.dead:
             session = _Session(entry)
+            previous = 1
             hello, _ = session.exchange([HELLO[8:]])
             try:
                 if hello is None:
@@ -164,7 +162,8 @@ def vector_verdicts(entry: Slip, vectors: Sequence[Vector]) -> dict[str, str]:
             except (ValueError, DecodeError):
                 return {vector.id: "start-failure" for vector in vectors}
         bodies = [call.body() for call in vector.calls]
-        first = session.next_id
+        previous_first, first = previous, session.next_id
+        previous = first
         lines, failed = session.exchange(bodies)
         if lines is None:
             verdicts[vector.id] = judge(
@@ -172,7 +171,7 @@ def vector_verdicts(entry: Slip, vectors: Sequence[Vector]) -> dict[str, str]:
             ).verdict
             session.dead = True
             continue
-        answers, failure = _answers(lines, first)
+        answers, failure = _answers(lines, first, previous_first)
         verdict = judge(vector, answers, failure=failure).verdict
         verdicts[vector.id] = verdict
         if failure is not None:

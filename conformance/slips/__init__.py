@@ -7,13 +7,15 @@ across ``hello``/``new``/``scores``/``evict``/``bye``, the order of refusals, th
 Each entry names the sentence it breaks (``[S3.1-numbers]``, :mod:`conformance.spec.sentences`)
 and where the mistake comes from in practice (``origin``), so that a failing item can be
 explained by the slips of the sentences it pins. The policy mutants join the catalogue as the
-``policy`` family, each under its sentence (:data:`conformance.slips.policy.MUTANT_SENTENCES`).
+``policy`` family, each under its sentence
+(:data:`conformance.slips.policy_slips.MUTANT_SENTENCES`).
 
-The families, one module each: :mod:`~conformance.slips.grammar` (a line's JSON),
-:mod:`~conformance.slips.numbers` (integer and float readers), :mod:`~conformance.slips.fields`
-(a request's members and the order of judgement), :mod:`~conformance.slips.state` (what
-requests leave behind, what scores and evict report), :mod:`~conformance.slips.process`
-(stdout, exit status, hello and refusal answers, limits) and :mod:`~conformance.slips.policy`.
+The families, one module each (``<family>_slips``): :mod:`~conformance.slips.grammar_slips`
+(a line's JSON), :mod:`~conformance.slips.numbers_slips` (integer and float readers),
+:mod:`~conformance.slips.fields_slips` (a request's members and the order of judgement),
+:mod:`~conformance.slips.state_slips` (what requests leave behind, what scores and evict
+report), :mod:`~conformance.slips.process_slips` (stdout, exit status, hello and refusal
+answers, limits) and :mod:`~conformance.slips.policy_slips`.
 
 Serve one with ``snapkv-conformance adapter --slip NAME`` and run the suite against it with
 ``snapkv-conformance run --adapter "snapkv-conformance adapter --slip NAME"``;
@@ -26,13 +28,20 @@ Invariant: adapters, nothing more: imports only :mod:`conformance.adapter`,
 
 from __future__ import annotations
 
-from conformance.slips import fields, grammar, numbers, policy, process, state  # noqa: F401
-from conformance.slips._base import Slip, SlipAdapter, registered
+from conformance.slips import (  # noqa: F401
+    fields_slips,
+    grammar_slips,
+    numbers_slips,
+    policy_slips,
+    process_slips,
+    state_slips,
+)
+from conformance.slips.slip_adapter import Slip, SlipAdapter, registered
 
 #: The families in the order SPEC.md meets them.
 FAMILIES = ("numbers", "grammar", "fields", "state", "process", "policy")
 
-policy.add_mutants()
+policy_slips.add_mutants()
 
 #: Every slip, by family and then in the order each family module lists them.
 CATALOGUE: tuple[Slip, ...] = tuple(

@@ -6,16 +6,16 @@ Each stage of a run has its exception; all derive from :class:`KitError`:
   :class:`conformance.transport.process.CommandError` for an adapter command that cannot be
   split (exit 2);
 - **loading the suite**: :class:`conformance.spec.errors.VectorError` (a vector or check file:
-  file, JSON pointer, reason), :class:`conformance.suite.checks.CheckError` for a
+  file, JSON pointer, reason), :class:`conformance.suite.protocol_checks.CheckError` for a
   protocol-check file, or
   :class:`conformance.suite.discovery.KnownFailuresError` for a known-failures file (exit 2);
 - **generating vectors**: :class:`conformance.spec.errors.GenerationError` (exit 2);
 - **starting an adapter**: :class:`conformance.transport.process.StartError` (the command
   cannot run: missing, not executable, ...) and
-  :class:`conformance.transport.session.AdapterStartError` (no handshake) (exit 2): a run
+  :class:`conformance.transport.failures.AdapterStartError` (no handshake) (exit 2): a run
   cannot judge an adapter that never said hello;
 - **running**: nothing escapes; what goes wrong with an adapter while vectors run
-  (:class:`conformance.transport.session.AdapterFailure`: crash, timeout, protocol error)
+  (:class:`conformance.transport.failures.AdapterFailure`: crash, timeout, protocol error)
   becomes that vector's verdict, and the run goes on (exit 1 when a verdict fails the run);
 - **writing outputs** (``--report``, ``--junit``, ``--write-known-failures``, ``--out``,
   ``--json``, ``--save``): :class:`conformance.report.outputs.OutputError` (exit 2), raised only

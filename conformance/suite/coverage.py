@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.sentences import Sentence, sentences
-from conformance.suite.checks import load_check
+from conformance.suite.protocol_checks import load_check
 from conformance.suite.vectors import is_protocol_check_file, iter_vector_files, read_document
 
 
@@ -74,7 +74,7 @@ class Coverage:
 def item_specs(paths: Sequence[str | Path]) -> Iterable[tuple[str, tuple[str, ...]]]:
     """``(item id, its spec)`` for every vector and protocol check under ``paths``, in the order
     the suite is walked. Raises :class:`~conformance.spec.errors.VectorError` (or
-    :class:`~conformance.suite.checks.CheckError`) for a file that cannot be read."""
+    :class:`~conformance.suite.protocol_checks.CheckError`) for a file that cannot be read."""
     for path in iter_vector_files(paths):
         if is_protocol_check_file(path):
             check = load_check(path)

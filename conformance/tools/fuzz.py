@@ -39,12 +39,13 @@ from conformance.adapter.server import PolicyFactory
 from conformance.explain.play import compose
 from conformance.policy.reference import new_policy
 from conformance.report.outputs import write_text
+from conformance.spec.errors import KitError
 from conformance.spec.protocol import dumps, holds_text
 from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
 from conformance.tools.generate.builders import Draft, Planned
 from conformance.tools.generate.generator import realize
 from conformance.tools.scenarios import Scenario, play, scenario_of
-from conformance.transport.session import AdapterFailure
+from conformance.transport.failures import AdapterFailure
 
 DEFAULT_MAX_EXAMPLES = 400
 #: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.
@@ -109,7 +110,7 @@ class AdapterLost(BaseException):
     """
 
 
-class NondeterministicAdapter(Exception):
+class NondeterministicAdapter(KitError):
     """The same scenario failed once and passed when replayed: the port is not deterministic."""
 
 

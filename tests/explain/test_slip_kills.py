@@ -8,7 +8,7 @@ import functools
 import pytest
 
 from conformance import mutants, slips
-from conformance.explain.killing import shipped_matrix
+from conformance.explain.kill_matrix import shipped_matrix
 from conformance.explain.slip_kills import (
     check_verdicts,
     score_slips,

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 from conformance import mutants, slips
 from conformance.slips import SlipAdapter
 from conformance.slips._text import between_strings, lax_numbers, names, pieces
-from conformance.slips.policy import MUTANT_SENTENCES
+from conformance.slips.policy_slips import MUTANT_SENTENCES
 from conformance.spec.resources import suite_dir
 from conformance.spec.sentences import by_id, sentences
 from conformance.suite.stream import load_checks

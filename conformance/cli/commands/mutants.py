@@ -104,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
         vectors = load_vectors(args.paths)
     except ValueError as error:
         return _error(str(error))
-    from conformance.explain.killing import kill_matrix
+    from conformance.explain.kill_matrix import kill_matrix
     from conformance.report.terminal import StatusLine
 
     status = StatusLine()
@@ -119,6 +119,8 @@ def run(args: argparse.Namespace) -> int:
         selected = [m for m in selected if m.name in wanted]
     scored = {m.name for m in selected}
     chosen = [entry for entry in chosen if entry.mutant is None or entry.mutant in scored]
+    if args.selected and not args.selected_slips:  # --mutant NAME: those mutants' slips only
+        chosen = [entry for entry in chosen if entry.mutant is not None]
 
     def slip_progress(entry: Any, done: int, total: int) -> None:
         status.show(f"[{done}/{total}] slip {entry.name}")

@@ -43,8 +43,8 @@ def run(args: argparse.Namespace) -> int:
     from conformance.spec.errors import VectorError
     from conformance.spec.resources import suite_dir
     from conformance.spec.sentences import by_id
-    from conformance.suite.checks import CheckError
     from conformance.suite.coverage import coverage
+    from conformance.suite.protocol_checks import CheckError
 
     unknown = [name for name in args.selected if name not in by_id()]
     if unknown:

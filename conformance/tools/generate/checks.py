@@ -13,20 +13,28 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from conformance.spec.text import split_description
-from conformance.suite.checks import THEME, ProtocolCheck, load_check
+from conformance.suite.protocol_checks import THEME, ProtocolCheck, load_check
 from conformance.suite.validation import CheckDraft, realize
 from conformance.suite.vectors import is_protocol_check_file
 from conformance.tools.generate.check_families import (
-    fields,
-    grammar,
-    hello,
-    ids,
-    limits,
-    lines,
-    state,
+    fields_checks,
+    grammar_checks,
+    hello_checks,
+    ids_checks,
+    limits_checks,
+    lines_checks,
+    state_checks,
 )
 
-FAMILIES = (hello, ids, grammar, lines, limits, fields, state)
+FAMILIES = (
+    hello_checks,
+    ids_checks,
+    grammar_checks,
+    lines_checks,
+    limits_checks,
+    fields_checks,
+    state_checks,
+)
 
 
 def drafts() -> Iterator[CheckDraft]:

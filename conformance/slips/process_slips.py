@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator
 from typing import IO, Any
 
 from conformance.adapter.server import encode_or_refuse
-from conformance.slips._base import Answer, SlipAdapter, slip
+from conformance.slips.slip_adapter import Answer, SlipAdapter, slip
 from conformance.spec.protocol import DecodeError, decode, nesting_depth, refusal
 
 

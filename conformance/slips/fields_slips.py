@@ -14,7 +14,7 @@ from conformance.policy.reference import (
     narrow_attention,
     parse_position,
 )
-from conformance.slips._base import Answer, SlipAdapter, slip
+from conformance.slips.slip_adapter import Answer, SlipAdapter, slip
 from conformance.spec.protocol import CORE_OPS, OPS, refusal
 
 #: Each op's own fields beyond id and op (SPEC.md §3.2).

@@ -14,12 +14,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.explain import kills
+from conformance.explain import known_kills
 from conformance.explain.play import play
-from conformance.judge.checker import PASS, judge
+from conformance.judge.checker import judge
+from conformance.judge.verdicts import PASS
 from conformance.mutants._base import Mutant
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure
+from conformance.transport.failures import AdapterFailure
 
 
 def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]], Any]:
@@ -155,19 +156,19 @@ def _with_guards(matrix: KillMatrix) -> KillMatrix:
 
 
 def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> KillMatrix:
-    """The kill matrix as the shipped outcomes (:mod:`conformance.explain.kills`) record it: a
+    """The kill matrix as the shipped outcomes (:mod:`conformance.explain.known_kills`) record it: a
     vector kills a mutant when the mutant's answers differ from the expected ones, which is
     when the checker fails it. Verdicts are not recorded there (``"killed"`` stands for them);
     a vector the file does not know is replayed and judged."""
 
-    known = kills.load(vectors)
+    known = known_kills.load(vectors)
     mutants = list(mutants)
     rows = []
     for mutant in mutants:
         row = MutantRow(mutant)
         for vector in vectors:
             entry = known.get(vector.id)
-            if entry is None or mutant.name in entry.unknown:
+            if entry is None:
                 result = verdict(mutant, vector)
                 if result != PASS:
                     row.killers[vector.id] = result

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from conformance.policy.reference import Params, PolicyError, SnapKV
-from conformance.slips._base import Answer, SlipAdapter, slip
+from conformance.slips.slip_adapter import Answer, SlipAdapter, slip
 from conformance.spec.protocol import refusal
 
 
@@ -132,6 +132,22 @@ class MissingSeedNewReplacesPolicy(SlipAdapter):
 
 
 @slip(
+    "refused-new-drops-policy",
+    sentence="S3.2-new-refused",
+    origin="a new handler that releases the old policy first (policy = None, or a move out of "
+    "it) and only then validates the request, so a refused new leaves no policy",
+)
+class RefusedNewDropsPolicy(SlipAdapter):
+    """A refused ``new`` drops the earlier policy."""
+
+    def handle(self, request: Any) -> Answer:
+        answer = super().handle(request)
+        if _op(request) == "new" and answer.get("ok") is False:
+            self.session.policy = None
+        return answer
+
+
+@slip(
     "bad-line-resets-session",
     sentence="S3.3-unchanged",
     origin="an adapter that recovers from a line it cannot parse by resetting its session "
@@ -175,6 +191,21 @@ class ScoresSumsAndPooledSwapped(SlipAdapter):
         answer = super().handle(request)
         if _op(request) == "scores" and answer.get("ok"):
             answer["sums"], answer["pooled"] = answer["pooled"], answer["sums"]
+        return answer
+
+
+@slip(
+    "scores-sums-are-pooled",
+    sentence="S2.5-values",
+    origin="one score list computed (the pooled one the ranking uses) and written under both names",
+)
+class ScoresSumsArePooled(SlipAdapter):
+    """``scores`` reports the pooled scores as ``sums`` too."""
+
+    def handle(self, request: Any) -> Answer:
+        answer = super().handle(request)
+        if _op(request) == "scores" and answer.get("ok"):
+            answer["sums"] = list(answer["pooled"])
         return answer
 
 

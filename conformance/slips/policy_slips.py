@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from conformance.policy.reference import Params, PolicyFactory, Ring, SnapKV
-from conformance.slips._base import Slip, SlipAdapter, add, slip
+from conformance.slips.slip_adapter import Slip, SlipAdapter, add, slip
 
 #: The sentence each catalogued policy mutant breaks.
 MUTANT_SENTENCES: dict[str, str] = {
@@ -201,7 +201,7 @@ def add_mutants() -> None:
     if missing:
         raise KeyError(
             f"policy mutant(s) {', '.join(missing)} have no sentence: add them to "
-            "conformance.slips.policy.MUTANT_SENTENCES"
+            "conformance.slips.policy_slips.MUTANT_SENTENCES"
         )
     for mutant in mutants.CATALOGUE:
         add(

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from decimal import Context, Decimal
 from typing import Any
 
-from conformance.slips._base import SlipAdapter, slip
+from conformance.slips.slip_adapter import SlipAdapter, slip
 from conformance.spec.protocol import NumberText, decode, refusal
 
 Reader = Callable[[NumberText], Any]
@@ -358,3 +358,38 @@ class BeyondFloat64BadRequest(SlipAdapter):
         if isinstance(attn, list) and any(isinstance(w, float) and math.isinf(w) for w in attn):
             return refusal(None, "bad-request", "number out of range")
         return super().answer_line(line)
+
+
+def _bools_as_ints(value: Any) -> Any:
+    return int(value) if type(value) is bool else value
+
+
+@slip(
+    "true-seed-read-as-1",
+    sentence="S2.1-seed",
+    origin="a seed checked with isinstance(seed, int) in Python (a bool is an int there) or "
+    "read through a truthy cast in C or JavaScript, so true is seed 1 and false seed 0",
+)
+class TrueSeedReadAs1(SlipAdapter):
+    """A seed of ``true`` or ``false`` is read as 1 or 0."""
+
+    def handle(self, request: Any) -> Any:
+        if isinstance(request, dict) and "seed" in request:
+            request = {**request, "seed": _bools_as_ints(request["seed"])}
+        return super().handle(request)
+
+
+@slip(
+    "boolean-params-as-integers",
+    sentence="S2.1-types",
+    origin="parameters checked with isinstance(value, int) in Python, where True is 1, or "
+    "coerced with Number() in JavaScript",
+)
+class BooleanParamsAsIntegers(SlipAdapter):
+    """A parameter written ``true`` or ``false`` is read as 1 or 0."""
+
+    def handle(self, request: Any) -> Any:
+        if isinstance(request, dict) and isinstance(request.get("params"), dict):
+            params = {key: _bools_as_ints(value) for key, value in request["params"].items()}
+            request = {**request, "params": params}
+        return super().handle(request)

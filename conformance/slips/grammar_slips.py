@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from conformance.slips._base import Answer, SlipAdapter, slip
 from conformance.slips._text import between_strings, lax_numbers, names, pieces
+from conformance.slips.slip_adapter import Answer, SlipAdapter, slip
 from conformance.spec.protocol import DecodeError, decode, refusal, refuse_constant
 
 

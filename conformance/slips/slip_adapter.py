@@ -161,7 +161,7 @@ def slip(
     def register(cls: type[SlipAdapter]) -> type[SlipAdapter]:
         if name in _REGISTRY:
             raise ValueError(f"two slips are named {name!r}")
-        family = cls.__module__.rsplit(".", 1)[-1]
+        family = cls.__module__.rsplit(".", 1)[-1].removesuffix("_slips")
         doc = (cls.__doc__ or "").strip().split("\n\n")[0].replace("\n", " ")
         _REGISTRY[name] = Slip(name, sentence, family, origin, " ".join(doc.split()), cls)
         return cls
