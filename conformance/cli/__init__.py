@@ -31,6 +31,7 @@ from conformance.transport import process
 #: (a hyphen in the name is an underscore in the module's).
 COMMANDS: tuple[str, ...] = (
     "run",
+    "show",
     "validate",
     "generate",
     "adapter",

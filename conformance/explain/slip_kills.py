@@ -17,7 +17,7 @@ adapter, and judged by the run's own judges:
 
 An item *kills* a slip when its verdict is not ``pass``. The policy family's entries (the
 mutant catalogue) are scored by the kill matrix instead (:mod:`conformance.explain.kill_matrix`):
-the same vectors, the same judge. ``tests/system/test_slips.py`` runs a sample through the real
+the same vectors, the same judge. ``tests/system/test_slip_runs.py`` runs a sample through the real
 runner and checks that it agrees.
 """
 
