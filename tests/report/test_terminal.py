@@ -614,7 +614,7 @@ def test_a_run_of_protocol_checks_alone_writes_a_report_the_schema_accepts(capsy
     # each check fails at its first answered line: hello in all but the checks that begin
     # without one (SPEC.md §3.2: hello is not a gate)
     first_ops = set()
-    for path in (Path(__file__).resolve().parents[1] / "vectors" / "protocol").glob("*.json"):
+    for path in (resources.suite_dir() / "protocol").glob("*.json"):
         check = load_check(path)
         first_ops.add(op_of(line_of(check.payload, check.expect[0]["line"])))
     assert "hello" in first_ops
