@@ -36,7 +36,8 @@ from conformance.spec.errors import (
 )
 from conformance.transport import process
 
-#: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``.
+#: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``
+#: (a hyphen in the name is an underscore in the module's).
 COMMANDS: tuple[str, ...] = (
     "run",
     "show",
@@ -48,6 +49,7 @@ COMMANDS: tuple[str, ...] = (
     "matrix",
     "record",
     "bench",
+    "spec-coverage",
 )
 
 
@@ -65,7 +67,7 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
     # A valid subcommand needs only its own module (``run`` then imports no numpy); the full
     # list is for --help and for a name that is not a subcommand.
     for name in (selected,) if selected in COMMANDS else COMMANDS:
-        module = importlib.import_module(f"conformance.cli.commands.{name}")
+        module = importlib.import_module(f"conformance.cli.commands.{name.replace('-', '_')}")
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         if name == selected:
             module.configure(sub)

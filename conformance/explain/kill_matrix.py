@@ -24,13 +24,16 @@ from conformance.transport.failures import AdapterFailure
 
 
 def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]], Any]:
-    """Protocol answers for replayed outcomes, and the crash that cut them short (or None)."""
+    """Protocol answers for replayed outcomes, and the crash that cut them short (or None). A
+    refusal carries a message, as SPEC.md §3.3 requires of every port ([S3.3-refusal]): the
+    outcome keeps only its kind, and the judge would fail an empty message."""
     answers: list[dict[str, Any]] = []
     for index, outcome in enumerate(outcomes):
         if outcome[0] == "dies":
             return answers, AdapterFailure("crash", index, "the policy raised", answers=answers)
         if outcome[0] == "error":
-            answers.append({"id": index, "ok": False, "error": {"kind": outcome[1], "message": ""}})
+            error = {"kind": outcome[1], "message": "refused (replayed)"}
+            answers.append({"id": index, "ok": False, "error": error})
         elif outcome[0] == "victims":
             answers.append({"id": index, "ok": True, "victims": list(outcome[1])})
         else:

@@ -13,7 +13,7 @@ from typing import Any
 
 from conformance.judge import verdicts
 from conformance.judge.answers import LineFault, decode_answer, echoes_id
-from conformance.spec.protocol import same_integer, scores_problem
+from conformance.spec.protocol import parse_hello_answer, same_integer, scores_problem
 from conformance.suite.protocol_checks import ProtocolCheck, line_of, op_of
 
 
@@ -200,25 +200,34 @@ def _outcome_fault(
                 victims,
             )
     if "positions" in item:
+        shown = {name: answer.get(name) for name in ("positions", "sums", "pooled")}
         problem = _scores_problem(answer, item["positions"])
         if problem is not None:
-            shown = {name: answer.get(name) for name in ("positions", "sums", "pooled")}
             return verdicts.PROTOCOL_ERROR, problem, {"positions": item["positions"]}, shown
-    if "protocol" in item and not same_integer(answer.get("protocol"), item["protocol"]):
-        return (
-            verdicts.PROTOCOL_ERROR,
-            f"hello answered protocol {_json(answer.get('protocol'))}, not 1",
-            None,
-            None,
-        )
+        problem = _scores_values_problem(answer, item)
+        if problem is not None:
+            wanted = {name: item[name] for name in ("positions", "sums", "pooled") if name in item}
+            return verdicts.PROTOCOL_ERROR, problem, wanted, shown
+    if "protocol" in item:
+        if not same_integer(answer.get("protocol"), item["protocol"]):
+            return (
+                verdicts.PROTOCOL_ERROR,
+                f"hello answered protocol {_json(answer.get('protocol'))}, not 1",
+                None,
+                None,
+            )
+        try:  # the handshake's own rule (SPEC.md §3.2): implementation and capabilities too
+            parse_hello_answer(answer)
+        except ValueError as error:
+            return verdicts.PROTOCOL_ERROR, str(error), None, None
     return None
 
 
 def _scores_problem(answer: dict[str, Any], kept: Sequence[int]) -> str | None:
     """What breaks SPEC.md §2.5 in a successful scores answer, or None: three lists of one
     length (the shape the scores diagnosis requires too), the positions exactly the ``kept``
-    ones in ascending order, the protected recent entries included. The values are compared
-    with the reference's only by the diagnosis of a failed vector."""
+    ones in ascending order, the protected recent entries included. The values are
+    :func:`_scores_values_problem`'s."""
     problem = scores_problem(answer)
     if problem is not None:
         return problem + " (SPEC.md §3.2: one position, sum and pooled score per kept position)"
@@ -247,6 +256,26 @@ def _scores_problem(answer: dict[str, Any], kept: Sequence[int]) -> str | None:
         f"scores positions {_json(positions)}, expected the kept positions {_json(list(kept))}: "
         f"they {' and '.join(faults)}"
     )
+
+
+def _scores_values_problem(answer: dict[str, Any], item: Mapping[str, Any]) -> str | None:
+    """What breaks SPEC.md §2.5 [S2.5-values] in a scores answer of the right shape: the first
+    sum or pooled score that is not the reference's float64, compared as numbers (``-0``
+    equals ``0``; any spelling that reads back to the same float64 is the same value)."""
+    for name in ("sums", "pooled"):
+        if name not in item:
+            continue
+        for index, (got, want) in enumerate(zip(answer[name], item[name], strict=True)):
+            if float(got) != float(want):
+                other = "pooled" if name == "sums" else "sums"
+                swapped = index < len(item[other]) and float(got) == float(item[other][index])
+                return (
+                    f"scores {name}[{index}] (position {answer['positions'][index]}) is "
+                    f"{_json(got)}, expected {_json(want)}"
+                    + (f" (the {other} value: are sums and pooled swapped?)" if swapped else "")
+                    + "; SPEC.md §2.5: the float64 values an evict now would rank by"
+                )
+    return None
 
 
 def _kind(answer: dict[str, Any]) -> str:

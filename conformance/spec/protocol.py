@@ -425,8 +425,11 @@ def answer_problem(answer: Mapping[str, Any], op: str) -> str | None:
                 f"error kind {show(kind)} is not one of protocol v1's kinds "
                 f"({', '.join(ERROR_KINDS)})"
             )
-        if not isinstance(error.get("message"), str):
+        message = error.get("message")
+        if not isinstance(message, str):
             return f"the {kind} refusal has no string message"
+        if not message:
+            return f"the {kind} refusal's message is empty (SPEC.md §3.3: a non-empty string)"
         return None
     if ok is not True:
         without_id = {key: value for key, value in answer.items() if key != "id"}
@@ -483,7 +486,12 @@ def parse_hello_answer(answer: Any) -> HelloAnswer:
                 f"the answer to hello has no string implementation.{name}: "
                 f"{show(implementation.get(name))}"
             )
-    capabilities = answer.get("capabilities", [])
+    if "capabilities" not in answer:
+        raise ValueError(
+            "the answer to hello has no capabilities (SPEC.md §3.2: a list of strings, [] for "
+            "none, is always there)"
+        )
+    capabilities = answer["capabilities"]
     if not isinstance(capabilities, list) or not all(isinstance(c, str) for c in capabilities):
         raise ValueError(
             f"capabilities in the answer to hello must be a list of strings, "

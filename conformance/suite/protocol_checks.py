@@ -55,7 +55,8 @@ class ProtocolCheck:
     those bytes). ``expect`` has one entry per line that calls for an answer: ``line`` (its
     index among the payload's LF-separated lines), the ``id`` the answer must carry, ``ok``,
     and ``error`` (a refusal's kind), ``victims``, ``protocol`` or a scores answer's kept
-    ``positions`` where they are judged.
+    ``positions``, ``sums`` and ``pooled`` where they are judged. ``spec`` lists the ids of the
+    SPEC.md sentences the check pins (:mod:`conformance.spec.sentences`).
     ``without`` is the answer due instead when the adapter did not announce ``scores``;
     ``latitude`` lists other answers SPEC lets a port give (its implementation limits).
     """
@@ -66,20 +67,25 @@ class ProtocolCheck:
     send: tuple[Any, ...]
     expect: tuple[Mapping[str, Any], ...]
     path: Path | None = field(default=None, compare=False)
+    #: The ids of the numbered SPEC.md sentences the check pins (its ``spec`` field).
+    spec: tuple[str, ...] = ()
 
     @property
     def payload(self) -> bytes:
         return payload(self.send)
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": CHECK_FORMAT,
             "id": self.id,
             "description": self.description,
             "rule": self.rule,
-            "send": list(self.send),
-            "expect": [dict(item) for item in self.expect],
         }
+        if self.spec:
+            data["spec"] = list(self.spec)
+        data["send"] = list(self.send)
+        data["expect"] = [dict(item) for item in self.expect]
+        return data
 
     @classmethod
     def from_json(cls, data: Any, path: str | Path | None = None) -> ProtocolCheck:
@@ -93,6 +99,7 @@ class ProtocolCheck:
                 send=tuple(data["send"]),
                 expect=tuple(data["expect"]),
                 path=Path(path) if path is not None else None,
+                spec=tuple(data.get("spec", ())),
             )
         except (KeyError, TypeError) as error:
             raise CheckError(f"{path}: missing or malformed field {error}") from None
@@ -126,7 +133,11 @@ def dumps_check(check: ProtocolCheck) -> str:
     """The canonical text of a check file (:mod:`conformance.suite.layout`): one chunk and one
     expected answer per line."""
     data = check.to_json()
-    head = [(key, layout.compact(data[key])) for key in ("format", "id", "description", "rule")]
+    head = [
+        (key, layout.compact(data[key]))
+        for key in ("format", "id", "description", "rule", "spec")
+        if key in data
+    ]
     arrays = [(key, [layout.compact(member) for member in data[key]]) for key in ("send", "expect")]
     return layout.text(head, arrays)
 

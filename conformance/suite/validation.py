@@ -33,6 +33,7 @@ from typing import Any
 from conformance.adapter.server import serve
 from conformance.policy.fast import fast_policy
 from conformance.policy.reference import FLOAT32_MAX, check_weight_literal, float32_literal
+from conformance.spec import sentences
 from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.protocol import decode_strict_file
 from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation's public names
@@ -156,6 +157,23 @@ def path_matches_id(path: str | Path, vector_id: str) -> bool:
     return text == wanted or text.endswith("/" + wanted)
 
 
+def spec_problems(ids: Any) -> list[tuple[str, str]]:
+    """``(pointer, reason)`` for each entry of a ``spec`` field that is not the id of a numbered
+    sentence of SPEC.md (SPEC.md §4.3)."""
+    if ids is None:
+        return []
+    known = sentences.by_id()
+    return [
+        (
+            f"/spec/{index}",
+            f"{value!r} is not the id of a numbered sentence of SPEC.md "
+            "(snapkv-conformance spec-coverage lists them)",
+        )
+        for index, value in enumerate(ids)
+        if value not in known
+    ]
+
+
 def rule_problems(
     data: dict[str, Any],
     path: str | Path | None,
@@ -185,6 +203,8 @@ def rule_problems(
     for index, tag in enumerate(data["tags"]):
         if tag not in tags:
             problem(f"/tags/{index}", f"unknown tag {tag!r}; the vocabulary is vectors/TAGS.md")
+    for where, why in spec_problems(data.get("spec")):
+        problem(where, why)
     calls = data["calls"]
     first = calls[0]
     for name in ("params", "seed"):
@@ -442,6 +462,8 @@ class CheckDraft:
     send: tuple[Any, ...]
     outcomes: tuple[str, ...]
     latitude: Mapping[int, tuple[Mapping[str, Any], ...]] = field(default_factory=dict)
+    #: The ids of the numbered SPEC.md sentences the check pins.
+    spec: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -482,11 +504,14 @@ def realize(draft: CheckDraft) -> ProtocolCheck:
         if "protocol" in answer:
             item["protocol"] = answer["protocol"]
         if "positions" in answer:
-            # A scores answer is judged by its kept positions (and the lengths of its three
-            # lists); its values are the scores diagnosis's to compare (SPEC.md §2.5, §5).
+            # A scores answer is judged by its kept positions and its values, compared as
+            # numbers (SPEC.md §2.5).
             item["positions"] = answer["positions"]
-        if op_of(line_of(data, line)) == SCORES:
-            # The reference announces scores; an adapter that does not must refuse it.
+            item["sums"] = answer["sums"]
+            item["pooled"] = answer["pooled"]
+        if op_of(line_of(data, line)) == SCORES and answer["id"] is not None:
+            # The reference announces scores; an adapter that does not must refuse it, once
+            # its id and op have passed (SPEC.md §3.4 step 1: a bad id is bad-request first).
             item["without"] = {"capability": SCORES, "ok": False, "error": "unsupported"}
         index = len(expect)
         if index in draft.latitude:
@@ -498,6 +523,7 @@ def realize(draft: CheckDraft) -> ProtocolCheck:
         rule=draft.rule,
         send=draft.send,
         expect=tuple(expect),
+        spec=draft.spec,
     )
 
 
@@ -523,6 +549,7 @@ def check_problems(data: Any, path: str | Path | None) -> list[str]:
         return problems
     if path is not None and not Path(path).as_posix().endswith(f"{check.id}.json"):
         problems.append(f"/id: {check.id!r} does not match the file's path")
+    problems.extend(f"{pointer}: {reason}" for pointer, reason in spec_problems(data.get("spec")))
     try:
         reference = realize(
             CheckDraft(

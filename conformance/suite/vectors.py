@@ -200,6 +200,8 @@ class Vector:
     #: from its line when asked for (:func:`read_lazily`).
     calls: Sequence[Call]
     path: Path | None = field(default=None, compare=False)
+    #: The ids of the numbered SPEC.md sentences the vector pins (its ``spec`` field).
+    spec: tuple[str, ...] = ()
 
     @classmethod
     def from_json(
@@ -242,6 +244,7 @@ class Vector:
         else:
             calls = tuple(call(index, raw) for index, raw in enumerate(raw_calls))
         tags = data["tags"]
+        spec = data.get("spec", [])
         return cls(
             id=str(data["id"]),
             description=str(data["description"]),
@@ -250,19 +253,23 @@ class Vector:
             seed=data["seed"],
             calls=calls,
             path=Path(path) if path is not None else None,
+            spec=tuple(spec) if isinstance(spec, list) else (),
         )
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "format": VECTOR_FORMAT,
             "id": self.id,
             "description": self.description,
             "tags": list(self.tags),
-            # A vector of a refused construction may hold params that are not an object.
-            "params": dict(self.params) if isinstance(self.params, Mapping) else self.params,
-            "seed": self.seed,
-            "calls": [call.to_json() for call in self.calls],
         }
+        if self.spec:
+            data["spec"] = list(self.spec)
+        # A vector of a refused construction may hold params that are not an object.
+        data["params"] = dict(self.params) if isinstance(self.params, Mapping) else self.params
+        data["seed"] = self.seed
+        data["calls"] = [call.to_json() for call in self.calls]
+        return data
 
 
 def dumps_vector(vector: Vector) -> str:

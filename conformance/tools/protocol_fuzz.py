@@ -4,10 +4,17 @@ adapter, answered as the reference adapter answers them; a difference becomes a 
 Where :mod:`conformance.tools.fuzz` sends policy calls as a careful encoder writes them, this module
 writes the lines no careful encoder writes but SPEC.md §3 defines the answers to: numbers of
 every spelling (``-0`` ids and parameters, weights with exponents, many digits or as integers,
-next to float32 halfway points), ids of every size and sign, repeated member names at every
-depth (``params`` too), ``\\u`` escapes in names and strings, spaces, tabs and CRs between
-tokens, CRLF endings and blank lines, extra fields nested up to three levels, members in any
-order, unknown and miscased ops, missing, null and wrong-typed fields. It keeps to what SPEC.md
+next to float32 halfway points), ids of every size and sign, integers at every reader's
+boundary (:data:`READER_BOUNDARIES`: 2^31, 2^32, 2^53, 2^64 and their neighbours, as ids,
+parameters and positions), repeated member names at every depth (``params`` too), ``\\u``
+escapes in names and strings, spaces, tabs and CRs between tokens, CRLF endings and blank
+lines, extra fields nested up to three levels, members in any order, unknown and miscased ops,
+missing, null and wrong-typed fields, and lines a lax reader would read (:data:`MANGLES`: a
+leading ``+`` or zero, a bare point, ``NaN``, raw control characters and unknown escapes in
+strings, Unicode whitespace, a byte-order mark, a NUL or a second value after the object, a
+trailing comma), each among sessions of every op, refused ``hello`` and ``new`` (a bad,
+``true`` or missing seed) and ``scores`` between steps and evicts, so that what a line leaves
+behind is seen by the lines after it. It keeps to what SPEC.md
 leaves no latitude on: no integral value written ``4.0`` or ``4e0`` in ``params``, ``seed`` or
 ``pos``, seeds in ``[0, 2^31 - 1]``, nesting within three levels and integer literals within 40
 digits (§1, §3.1).
@@ -25,8 +32,10 @@ saved as a protocol check file ``protocol/fuzz-<hash>.json`` that ``run`` runs l
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-from collections.abc import Sequence
+import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -40,6 +49,7 @@ from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import Judged
 from conformance.report.outputs import write_text
 from conformance.runner.check_sessions import run_session
+from conformance.slips import SlipAdapter
 from conformance.spec.protocol import dumps
 from conformance.suite.protocol_checks import ProtocolCheck, dumps_check
 from conformance.suite.validation import CheckDraft, realize, reference_answers
@@ -87,8 +97,41 @@ class ProcessSessions:
         return run_session(self.argv, data, self.timeout)
 
 
+@dataclass(frozen=True)
+class SlipSessions:
+    """Each session a fresh :class:`~conformance.slips.SlipAdapter` (``make()``), answered in
+    process: what the fuzzer finds in the slip catalogue, without a process per session. An
+    adapter that raises has crashed (exit status 1)."""
+
+    make: Callable[[], SlipAdapter]
+
+    def run(self, data: bytes) -> Transcript:
+        adapter = self.make()
+        out = io.BytesIO()
+        start = time.perf_counter()
+        try:
+            status = adapter.serve(io.BytesIO(data), out)
+        except Exception:
+            status = 1
+        answers = out.getvalue().split(b"\n")
+        if answers[-1] == b"":
+            answers.pop()
+        return Transcript(tuple(answers), status, False, "", time.perf_counter() - start)
+
+
 # -- the lines -----------------------------------------------------------------------------------
 
+#: Integers where real readers break (SPEC.md [S1-integers]): a signed and an unsigned 32-bit
+#: reader wrap at 2^31 and 2^32, a float64 rounds past 2^53, 64-bit readers wrap at 2^63 and 2^64.
+READER_BOUNDARIES = (
+    str(2**31 - 1),
+    str(2**31),
+    str(2**32 - 1),
+    str(2**32 + 1),
+    str(-(2**31) - 1),
+    str(2**53),
+    str(2**64),
+)
 #: How an id is written (index 0: the line's own number). Integers of every size and sign, then
 #: what is no integer (answered with id null).
 IDS: tuple[str, ...] = (
@@ -96,6 +139,7 @@ IDS: tuple[str, ...] = (
     "0",
     "-0",
     "-7",
+    *READER_BOUNDARIES,
     str(2**53 + 1),
     str(2**63 - 1),
     str(2**63),
@@ -107,20 +151,21 @@ IDS: tuple[str, ...] = (
     "1.5",
     "1.0",
     "1e0",
+    "5E+0",
     '"7"',
     "true",
     "null",
     "missing",
 )
 #: The ids that are integers (bye and scores get only these: see :func:`_plan`).
-INTEGER_IDS = 12
+INTEGER_IDS = 12 + len(READER_BOUNDARIES)
 OPS = ("hello", "new", "step", "evict", "scores", "bye")
 #: Ops that are not ops (bad-request): miscased, padded, empty, not a string, missing.
 UNKNOWN_OPS = ('"reset"', '"Evict"', '"EVICT"', '""', '"evict "', "5", "null", "missing")
 PROTOCOLS = ("1", "true", '"1"', "1.0", "2", "-0", "null", "missing")
 #: A hello's protocol, a new's params and seed, a step's pos and attn: variant 0 is valid.
-NEW_VARIANTS = 12
-STEP_VARIANTS = 14
+NEW_VARIANTS = 18
+STEP_VARIANTS = 17
 #: Extra fields (ignored): values nested up to three levels, odd strings and numbers.
 EXTRAS: tuple[str, ...] = (
     '"x":1',
@@ -131,6 +176,33 @@ EXTRAS: tuple[str, ...] = (
     '"deep":[[-0,1e400]]',
     '"big":123456789012345678901234567890123456789',
     '"f":-1.5E-3',
+)
+#: What makes an otherwise valid line unparseable (SPEC.md §3.1), each as a lax reader would
+#: take it: where it goes (a member ``"x"`` with this value, text after the opening brace or
+#: before the line, after the closing brace, or a comma before it) and the text.
+MANGLES: tuple[tuple[str, str], ...] = (
+    ("member", "+1"),  # [S3.1-numbers]: strtod's grammar, JavaScript's Number()
+    ("member", "01"),
+    ("member", ".5"),
+    ("member", "1."),
+    ("member", "0x10"),
+    ("member", "NaN"),
+    ("member", "-Infinity"),
+    ("member", '"a\tb"'),  # [S3.1-strings]: a raw tab, a raw U+0001 in a string
+    ("member", '"a\x01b"'),
+    ("member", '"\\x41"'),  # an escape JSON does not have, a short \u
+    ("member", '"\\u12"'),
+    ("member", "'x'"),  # [S3.1-syntax]: single quotes, a comment
+    ("member", "/*c*/1"),
+    ("open", "\u00a0"),  # [S3.1-whitespace]: isspace()'s and Unicode's, not JSON's
+    ("open", "\u2028"),
+    ("open", "\f"),
+    ("open", "\v"),
+    ("start", "\ufeff"),  # a byte-order mark
+    ("end", "\x00"),  # [S3.1-one-value]: a NUL ends a C string, not the line
+    ("end", "\x00{}"),
+    ("end", " {}"),
+    ("comma", ","),  # a trailing comma
 )
 BLANKS = ("", "  ", "\t", "\r", " \t\r ")
 NOT_OBJECTS = ("[1,2]", '"hello"', "3", "null")
@@ -152,6 +224,7 @@ class Plan:
     escape: int  # 0, or the member (1-based, cycling) whose name is written with \u escapes
     spacing: int  # whitespace between tokens: compact, spaces, tabs, CRs, around the line
     crlf: bool
+    mangle: int = 0  # 0, or 1 + an index into MANGLES
 
 
 #: What a drawn line is: an op of OPS by index (steps the most), an op that is none, a blank
@@ -199,6 +272,7 @@ def _plan(draw: st.DrawFn) -> Plan:
         escape=_choice(draw, 4, rarity=4),
         spacing=_choice(draw, SPACINGS, rarity=2),
         crlf=draw(_ints(0, 5)) == 5,
+        mangle=_choice(draw, len(MANGLES) + 1, rarity=2),
     )
 
 
@@ -281,8 +355,21 @@ def _line(plan: Plan, number: int, session: Any) -> str:
     if plan.order:
         shift = plan.order % len(members)
         members = members[shift:] + members[:shift]
+    where, text = MANGLES[plan.mangle - 1] if plan.mangle else ("", "")
+    if where == "member":
+        members.append(("x", text))
     escaped = (plan.escape - 1) % len(members) if plan.escape else -1
-    return _render(members, escaped, plan.spacing)
+    line = _render(members, escaped, plan.spacing)
+    if where == "open":
+        line = line.replace("{", "{" + text, 1)
+    elif where == "start":
+        line = text + line
+    elif where == "end":
+        line += text
+    elif where == "comma":
+        at = line.rindex("}")
+        line = line[:at] + text + line[at:]
+    return line
 
 
 def _fields(op: str, plan: Plan, session: Any) -> list[tuple[str, str]]:
@@ -315,6 +402,9 @@ def _new_fields(variant: int, size: int, decoy: int) -> list[tuple[str, str]]:
         6: ("budget", "4.5"),
         7: ("obsWindow", str(2**31)),
         8: ("recentWindow", "true"),
+        # a reader that wraps sees 1, or the large value it was meant to refuse
+        12: ("budget", str(2**32 + 1)),
+        13: ("obsWindow", str(2**64 + 1)),
     }
     if variant in changes:
         name, value = changes[variant]
@@ -330,7 +420,9 @@ def _new_fields(variant: int, size: int, decoy: int) -> list[tuple[str, str]]:
     params_text = "{" + ",".join(f"{json.dumps(n)}:{v}" for n, v in params) + "}"
     if variant == 9:
         params_text = "null"
-    seed = {10: '"0"', 11: str(2**31 - 1)}.get(variant, seed)
+    seed = {10: '"0"', 11: str(2**31 - 1), 15: "true", 16: "-0", 17: "false"}.get(variant, seed)
+    if variant == 14:
+        return [("params", params_text)]  # seed missing
     return [("params", params_text), ("seed", seed)]
 
 
@@ -350,6 +442,10 @@ def _step_fields(variant: int, weights: tuple[Any, ...], session: Any) -> list[t
         5: "1.5",
         6: '"3"',
         7: "null",
+        # the next position as a 32- or 64-bit reader that wraps would read it, and -0
+        14: str(2**32 + (0 if last is None else last + 1)),
+        15: str(2**64 + (0 if last is None else last + 1)),
+        16: "-0" if last is None else pos,
     }.get(variant, pos)
     attn = {
         8: "[" + ",".join(["0.5"] * (kept + 1)) + "]",

@@ -47,8 +47,11 @@ class Literal(float):
 def java_float(text: str) -> float:
     """``Float.parseFloat`` behind a ``Double.parseDouble`` guard: one rounding, except that
     anything whose float64 reaches the overflow halfway point is infinity."""
-    if abs(float(text)) >= OVERFLOW_HALFWAY:
+    value = float(text)
+    if abs(value) >= OVERFLOW_HALFWAY:
         return float("inf") if not text.startswith("-") else float("-inf")
+    if value == 0:  # an exponent far below the float range: zero either way, and exact
+        return value  # rationals of 10^-4294967295 would never finish
     return read_once(text)
 
 

@@ -395,9 +395,9 @@ _IMPLEMENTATION = {"name": "n", "language": "l", "version": "1"}
 # -- the runner's handshake (parse_hello_answer, SPEC.md §3.2) -----------------------------------
 
 
-def test_spec_3_2_a_hello_answer_is_read_with_its_id_and_optional_capabilities():
+def test_spec_3_2_a_hello_answer_is_read_with_its_id_and_its_capabilities():
     hello = protocol.parse_hello_answer(
-        {"id": 7, "ok": True, "protocol": 1, "implementation": _IMPLEMENTATION}
+        {"id": 7, "ok": True, "protocol": 1, "implementation": _IMPLEMENTATION, "capabilities": []}
     )
     assert (hello.id, hello.protocol, hello.capabilities) == (7, 1, ())
     assert dict(hello.implementation) == _IMPLEMENTATION
@@ -418,6 +418,10 @@ def test_spec_3_2_a_hello_answer_is_read_with_its_id_and_optional_capabilities()
             "the adapter refused hello for protocol 1 (",  # an error that is not an object
         ),
         ({"id": 1, "ok": True, "protocol": 1}, "the answer to hello has no implementation object"),
+        (
+            {"id": 1, "ok": True, "protocol": 1, "implementation": _IMPLEMENTATION},
+            "the answer to hello has no capabilities (SPEC.md §3.2",
+        ),
         (
             {
                 "id": 1,

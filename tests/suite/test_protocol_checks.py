@@ -182,7 +182,14 @@ def test_missing_extra_and_unreadable_answers():
 
 def test_scores_is_judged_by_the_announced_capabilities():
     item = check("scores-only-when-announced")
-    hello = {"id": 1, "ok": True, "protocol": 1, "implementation": {}, "capabilities": []}
+    implementation = {"name": "port", "language": "c", "version": "1"}
+    hello = {
+        "id": 1,
+        "ok": True,
+        "protocol": 1,
+        "implementation": implementation,
+        "capabilities": [],
+    }
 
     def refused(request_id: int, kind: str) -> dict:
         return {"id": request_id, "ok": False, "error": {"kind": kind, "message": ""}}
@@ -232,9 +239,15 @@ LAX_FAILURES = {
     "params-any-case": {"params-other-case"},
     "hello-loose": {"hello-protocol-true", "hello-protocol-float"},
     "nan-parsed": {"strict-json-nan", "strict-json-infinity", "strict-json-minus-infinity"},
-    "any-id": {"id-not-an-integer", "judgement-order"},
-    "unknown-op-ok": {"unknown-op", "judgement-order"},
-    "step-attn-default": {"missing-step-attn", "judgement-order"},
+    "any-id": {"id-not-an-integer", "judgement-order", "refusals-keep-state"},
+    "unknown-op-ok": {
+        "unknown-op",
+        "judgement-order",
+        "refusals-keep-state",
+        "strict-json-strings",
+        "unknown-fields-ignored",
+    },
+    "step-attn-default": {"missing-step-attn", "judgement-order", "refusals-keep-state"},
     "blank-line-answered": {"blank-lines"},
 }
 
@@ -295,14 +308,21 @@ def test_default_run_fails_a_lax_adapter_with_a_line_naming_the_rule():
 #: fail each (the other check that asks for scores answers it after one step: one position).
 MALFORMED_SCORES = {
     "scores_unequal_lengths": (
-        {"protocol/scores-kept-positions", "protocol/scores-only-when-announced"},
+        {
+            "protocol/scores-kept-positions",
+            "protocol/scores-only-when-announced",
+            "protocol/scores-and-hello-keep-state",
+        },
         "scores has 5 positions but 4 pooled",
     ),
     "scores_without_protected": (
-        {"protocol/scores-kept-positions"},
+        {"protocol/scores-kept-positions", "protocol/scores-and-hello-keep-state"},
         "leave out the kept position(s) [3, 4], the newest",
     ),
-    "scores_descending": ({"protocol/scores-kept-positions"}, "put 3 after 4"),
+    "scores_descending": (
+        {"protocol/scores-kept-positions", "protocol/scores-and-hello-keep-state"},
+        "put 3 after 4",
+    ),
 }
 
 

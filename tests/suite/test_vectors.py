@@ -260,7 +260,7 @@ def test_run_refuses_a_schema_invalid_vector_in_one_line_before_sending_anything
         "    answer = {'id': request['id'], 'ok': True}\n"
         "    if request['op'] == 'hello':\n"
         "        answer.update(protocol=1, implementation={'name': 'log', 'language': 'python',"
-        " 'version': '0'})\n"
+        " 'version': '0'}, capabilities=[])\n"
         "    else:\n"
         f"        open({str(log)!r}, 'a').write(line)\n"
         "    print(json.dumps(answer), flush=True)\n"

@@ -47,14 +47,27 @@ FAILS = {
         "protocol/id-above-2-64",
         "protocol/id-below-minus-2-63",
         "protocol/id-below-minus-2-64",
+        "protocol/id-reader-boundaries",
+        "protocol/minimum-limits",
     },
-    "first-name-wins": {"protocol/repeated-names-request", "protocol/repeated-names-params"},
+    "first-name-wins": {
+        "protocol/repeated-names-request",
+        "protocol/repeated-names-params",
+        "protocol/strict-json-strings",
+    },
 }
 #: The words every failure of the slip shows: the mistake named, or the rule quoted.
 SHOWN = {
-    "single-rounding": "Float.parseFloat",
-    "signed-64-bit-ids": "SPEC.md §3.1: an integer id is echoed as the same integer",
-    "first-name-wins": "SPEC.md §3.1: where an object repeats a member name, the last",
+    "single-rounding": ("Float.parseFloat",),
+    "signed-64-bit-ids": (
+        "SPEC.md §3.1: an integer id is echoed as the same integer",
+        "SPEC.md §3.1: every adapter reads lines of up to 1 MiB, nesting up to 64 levels and "
+        "integer literals of up to 40 digits",
+    ),
+    "first-name-wins": (
+        "SPEC.md §3.1: where an object repeats a member name, the last",
+        "a \\u escape is decoded as JSON says, in member names as in values",
+    ),
 }
 
 
@@ -77,7 +90,7 @@ def test_each_slip_fails_the_default_run_on_its_rule(mode):
     # A vector failed away from what it pins shows what it pins instead (a refused weight of a
     # vector that expects no refusal): its FAIL line then names the refused weight.
     for block in blocks:
-        assert SHOWN[mode] in block or "this vector pins: " in block, block
+        assert any(words in block for words in SHOWN[mode]) or "this vector pins: " in block
 
 
 def slip_answers(mode: str, data: bytes) -> list[bytes]:

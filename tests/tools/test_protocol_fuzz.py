@@ -88,7 +88,7 @@ def drawn_lines(count: int, seed: int) -> list[str]:
     return lines
 
 
-LINES = drawn_lines(300, 5) + drawn_lines(300, 6)
+LINES = drawn_lines(300, 5) + drawn_lines(300, 6) + drawn_lines(300, 7)
 TEXT = "".join(LINES)
 
 
@@ -120,6 +120,30 @@ TEXT = "".join(LINES)
         ("an extra field three levels deep", r'"trace":\{"a":\[1,2\]'),
         ("members out of order", r'\{"op":'),
         ("a line that is not an object", r"(?m)^\[1,2\]"),
+        # the readers' boundaries (SPEC.md [S1-integers]), as ids, parameters and positions
+        ("an id at 2^31", r'"id"\s*:\s*2147483648\b'),
+        ("an id past 2^32", r'"id"\s*:\s*4294967297\b'),
+        ("an id at 2^53", r'"id"\s*:\s*9007199254740992\b'),
+        ("an id written 5E+0", r'"id"\s*:\s*5E\+0\b'),
+        ("a budget past 2^32", r'"budget"\s*:\s*4294967297\b'),
+        ("an obsWindow past 2^64", r'"obsWindow"\s*:\s*18446744073709551617\b'),
+        ("a position 2^32 past the next", r'"pos"\s*:\s*42949672\d\d\b'),
+        ("a position 2^64 past the next", r'"pos"\s*:\s*184467440737095516\d\d\b'),
+        # a refused new between accepted ones (the state it must leave alone)
+        ("a seed of true", r'"seed"\s*:\s*true'),
+        # what makes a line unparseable (SPEC.md §3.1), as a lax reader would take it
+        ("a number with a leading +", r'"x"\s*:\s*\+1'),
+        ("a number with a leading zero", r'"x"\s*:\s*01'),
+        ("a bare point", r'"x"\s*:\s*(\.5|1\.[,}\s])'),
+        ("NaN", r'"x"\s*:\s*NaN'),
+        ("a raw tab in a string", r'"a\tb"'),
+        ("an escape JSON does not have", r'"\\x41"'),
+        ("a no-break space between tokens", "\u00a0"),
+        ("a line separator between tokens", "\u2028"),
+        ("a byte-order mark", "\ufeff"),
+        ("a NUL after the object", r"\}\x00"),
+        ("a second value after the object", r"\} \{\}"),
+        ("a trailing comma", r",\}"),
     ],
 )
 def test_the_drawn_lines_cover_what_the_fuzzer_promises(what, pattern):
@@ -212,6 +236,36 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         cwd=ROOT,
     )
+
+
+#: Slips of the catalogue (conformance/slips) that the default budget finds only through the
+#: dimensions drawn for them: integers at the readers' boundaries, lines a lax reader takes,
+#: a refused new's seed; without them the same budget found none of these.
+FOUND_BY_THE_NEW_DIMENSIONS = (
+    "positions-uint32",
+    "lax-number-grammar",
+    "nan-and-infinity-read",
+    "raw-control-characters",
+    "unknown-escapes-kept",
+    "unicode-whitespace",
+    "nul-ends-line",
+    "first-value-read",
+    "true-seed-read-as-1",
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", FOUND_BY_THE_NEW_DIMENSIONS)
+def test_the_default_budget_finds_the_slip_before_any_check_exists(name):
+    from conformance import slips as catalogue
+
+    entry = catalogue.lookup(name)
+    sessions = pf.SlipSessions(lambda: entry.make(implementation=entry.implementation()))
+    result = pf.fuzz_protocol(sessions, seed=0)
+    assert result.finding is not None, f"no difference in {result.examples} sessions"
+    check = pf.finding_check(result.finding, name, 0)
+    assert judge_check(check, sessions.run(check.payload).answers).verdict != PASS
+    assert judge_check(check, InProcessSessions().run(check.payload).answers).passed
 
 
 # -- no line drawn that cannot be built --------------------------------------------------------

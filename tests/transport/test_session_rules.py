@@ -417,7 +417,8 @@ def test_an_adapter_runs_with_the_environment_and_directory_it_is_given(tmp_path
         "request = json.loads(sys.stdin.readline())\n"
         "name = os.environ.get('PORT_NAME', 'no PORT_NAME')\n"
         "print(json.dumps({'id': request['id'], 'ok': True, 'protocol': 1, 'implementation':"
-        " {'name': name, 'language': os.getcwd(), 'version': '0'}}), flush=True)\n"
+        " {'name': name, 'language': os.getcwd(), 'version': '0'}, 'capabilities': []}),"
+        " flush=True)\n"
     )
     home = tmp_path / "home"
     home.mkdir()

@@ -17,10 +17,18 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="serve the named mutant from the catalogue instead of the reference "
         "(see 'snapkv-conformance mutants --list')",
     )
+    parser.add_argument(
+        "--slip",
+        metavar="NAME",
+        help="serve the reference adapter with the named slip: one sentence of SPEC.md broken "
+        "(see 'snapkv-conformance mutants --slips --list')",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     adapter.single_threaded_blas()  # before the fast path or the mutants' modules import numpy
+    if args.slip is not None:
+        return serve_slip(args.slip)
     if args.mutant is None:
         # numpy: the reference adapter serves the fast path, bit for bit the reference
         from conformance.policy.fast import fast_policy
@@ -42,3 +50,18 @@ def serve_mutant(name: str) -> int:
         print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
         return 2
     return adapter.main(mutant.factory, mutant.implementation())
+
+
+def serve_slip(name: str) -> int:
+    """Serve the slip ``name`` on stdin/stdout and exit with the status it chooses (exit 2 for an
+    unknown name). The ``hello`` answer names the implementation ``slip:<name>``."""
+    from conformance import slips  # numpy: the policy family is the mutant catalogue
+
+    try:
+        entry = slips.lookup(name)
+    except KeyError as error:
+        print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
+        return 2
+    server = entry.make(implementation=entry.implementation())
+    with open(sys.stdin.fileno(), "rb", buffering=1 << 20, closefd=False) as instream:
+        return server.serve(instream, sys.stdout.buffer)

@@ -2,8 +2,12 @@
 
 Replays every vector on every catalogued mutant (in process, judged by the same checker as
 ``run``) and prints the kill matrix: each mutant, killed or SURVIVED, and the vectors that kill
-it, those whose description names the mistake first. Exit status: 0 when every mutant is
-killed, 1 when any survives, 2 for a usage error or vectors that cannot be loaded.
+it, those whose description names the mistake first. Then replays every slip of the slip
+catalogue (:mod:`conformance.slips`: the reference adapter with one sentence of SPEC.md broken)
+on the default run, vectors and protocol checks, and prints the sentence-level kill score: for
+each numbered sentence, its slips (the policy mutants among them) and how many the default run
+kills. Exit status: 0 when every mutant and slip is killed and every sentence has a slip, 1
+otherwise, 2 for a usage error or vectors that cannot be loaded.
 """
 
 from __future__ import annotations
@@ -14,6 +18,7 @@ from typing import Any
 from conformance.cli.commands._options import (
     add_paths,
     colliding_outputs,
+    load_checks,
     load_vectors,
     output_problem,
 )
@@ -55,17 +60,33 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-v", "--verbose", action="store_true", help="list every killing vector, not the first few"
     )
+    parser.add_argument(
+        "--slips",
+        action="store_true",
+        help="the slip catalogue only: with --list list it, else score it sentence by sentence "
+        "(the policy mutants' kills are still replayed, for their sentences)",
+    )
+    parser.add_argument(
+        "--slip",
+        dest="selected_slips",
+        action="append",
+        default=[],
+        metavar="NAME",
+        help="score only this slip (repeat for several; implies --slips)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance import mutants
+    from conformance import mutants, slips
 
+    slips_only = args.slips or bool(args.selected_slips)
     try:
         selected = [mutants.lookup(name) for name in args.selected] or list(mutants.CATALOGUE)
+        chosen = [slips.lookup(name) for name in args.selected_slips] or list(slips.CATALOGUE)
     except KeyError as error:
         return _error(error.args[0])
     if args.list:
-        print(format_catalogue(selected))
+        print(format_slips(chosen) if slips_only else format_catalogue(selected))
         return EXIT_OK
     if args.json is not None:
         problem = output_problem("--json", args.json)
@@ -101,11 +122,44 @@ def run(args: argparse.Namespace) -> int:
     def progress(mutant: Any, done: int, total: int) -> None:
         status.show(f"[{done}/{total}] {mutant.name}")
 
+    from conformance.explain.slip_kills import score_slips, sentence_scores
+
+    wanted = {entry.mutant for entry in chosen if entry.mutant is not None}
+    if slips_only:
+        selected = [m for m in selected if m.name in wanted]
+    scored = {m.name for m in selected}
+    chosen = [entry for entry in chosen if entry.mutant is None or entry.mutant in scored]
+    if args.selected and not args.selected_slips:  # --mutant NAME: those mutants' slips only
+        chosen = [entry for entry in chosen if entry.mutant is not None]
+
+    def slip_progress(entry: Any, done: int, total: int) -> None:
+        status.show(f"[{done}/{total}] slip {entry.name}")
+
     try:
         matrix = kill_matrix(vectors, selected, progress=progress if status.enabled else None)
+        checks = load_checks(args.paths)
+        killers = {row.mutant.name: row.killers for row in matrix.rows}
+        rows = score_slips(
+            chosen,
+            vectors,
+            checks,
+            mutant_killers=killers,
+            progress=slip_progress if status.enabled else None,
+        )
+    except ValueError as error:
+        return _error(str(error))
     finally:
         status.finish()
-    print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
+    scores = sentence_scores(rows)
+    if not slips_only:
+        print(format_markdown(matrix) if args.markdown else format_matrix(matrix, args.verbose))
+        print()
+    if args.markdown:
+        print(format_sentences_markdown(scores, rows))
+    else:
+        print(format_slip_rows([row for row in rows if row.slip.mutant is None], args.verbose))
+        print()
+        print(format_sentences(scores, rows))
     failed = False
     if args.update_readme:
         try:
@@ -118,13 +172,19 @@ def run(args: argparse.Namespace) -> int:
         from conformance.report.outputs import write_text
         from conformance.spec.text import json_document
 
+        data = matrix.to_json()
+        data["slips"] = [row.to_json() for row in rows]
+        data["sentences"] = [score.to_json() for score in scores]
         try:
-            write_text(args.json, json_document(matrix.to_json()) + "\n")
+            write_text(args.json, json_document(data) + "\n")
         except OSError as error:
             failed = bool(_error(f"--json {args.json}: cannot write: {error.strerror}"))
     if failed:
         return EXIT_USAGE
-    return EXIT_SURVIVOR if matrix.survivors else EXIT_OK
+    survived = matrix.survivors or any(not row.killed for row in rows)
+    everything = not args.selected and not args.selected_slips
+    holes = everything and any(not score.rows for score in scores)
+    return EXIT_SURVIVOR if survived or holes else EXIT_OK
 
 
 def _error(message: str) -> int:
@@ -220,3 +280,80 @@ def readme_block(text: str) -> str | None:
     _, begin, rest = text.partition(BEGIN)
     block, end, _ = rest.partition(END)
     return block.strip("\n") if begin and end else None
+
+
+def format_slips(catalogue: list[Any]) -> str:
+    """One block per slip: name, family and sentence, what it does, where it comes from."""
+    blocks = []
+    for entry in catalogue:
+        block = f"{entry.name} ({entry.family}) breaks [{entry.sentence}]\n  {entry.doc}"
+        block += f"\n  origin: {entry.origin}"
+        blocks.append(block)
+    return "\n".join(blocks) + f"\n{len(catalogue)} slips"
+
+
+def format_slip_rows(rows: list[Any], verbose: bool = False) -> str:
+    """A line per slip (the policy family is the matrix above): killed or SURVIVED, the
+    sentence it breaks, and the items that kill it."""
+    if not rows:
+        return "no slip of the protocol families selected"
+    width = max(len(row.slip.name) for row in rows)
+    lines = [f"{'slip':<{width}}  {'verdict':<8}  sentence              kills  items"]
+    for row in rows:
+        state = "killed" if row.killed else "SURVIVED"
+        items = list(row.killers)
+        shown = items if verbose or len(items) <= SHOWN_IDS else items[:SHOWN_IDS]
+        more = f" (+{len(items) - len(shown)} more)" if len(shown) < len(items) else ""
+        lines.append(
+            f"{row.slip.name:<{width}}  {state:<8}  {row.slip.sentence:<20}  {len(items):>5}  "
+            f"{', '.join(shown)}{more}"
+        )
+    return "\n".join(lines)
+
+
+def format_sentences(scores: list[Any], rows: list[Any]) -> str:
+    """The sentence-level kill score: each numbered sentence, its slips killed of its slips,
+    and the survivors by name; then the totals."""
+    width = max(len(score.sentence.id) for score in scores) + 2
+    lines = ["sentence-level kill score (the default run, replayed in process):"]
+    for score in scores:
+        slips = len(score.rows)
+        state = "ok" if score.complete else ("NO SLIP" if not slips else "SURVIVORS")
+        protocol = sum(row.slip.mutant is None for row in score.rows)
+        survivors = [row.slip.name for row in score.rows if not row.killed]
+        lines.append(
+            f"  {'[' + score.sentence.id + ']':<{width}}  {score.killed:>3}/{slips:<3} killed "
+            f"({protocol} protocol, {slips - protocol} policy)  {state}"
+            + (f": {', '.join(survivors)}" if survivors else "")
+        )
+    lines.append(sentence_summary(scores, rows))
+    return "\n".join(lines)
+
+
+def sentence_summary(scores: list[Any], rows: list[Any]) -> str:
+    """One line: sentences with every slip killed, and the slips killed."""
+    complete = sum(score.complete for score in scores)
+    killed = sum(row.killed for row in rows)
+    protocol = sum(row.slip.mutant is None for row in rows)
+    return (
+        f"{complete} of {len(scores)} sentences have every slip killed; {len(rows)} slips "
+        f"({protocol} protocol, {len(rows) - protocol} policy), {killed} killed, "
+        f"{len(rows) - killed} survived"
+    )
+
+
+def format_sentences_markdown(scores: list[Any], rows: list[Any]) -> str:
+    """The sentence-level kill score as a Markdown table (docs/spec-coverage.md quotes it)."""
+    lines = [
+        f"**{sentence_summary(scores, rows)}.**",
+        "",
+        "| sentence | slips killed | protocol slips |",
+        "|---|---:|---|",
+    ]
+    for score in scores:
+        named = [f"`{row.slip.name}`" for row in score.rows if row.slip.mutant is None]
+        lines.append(
+            f"| `{score.sentence.id}` | {score.killed}/{len(score.rows)} | "
+            f"{', '.join(named) or '(policy mutants only)'} |"
+        )
+    return "\n".join(lines)

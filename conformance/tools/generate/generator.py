@@ -38,6 +38,7 @@ from conformance.suite.validation import check_document, check_problems
 from conformance.suite.vectors import Call, Vector, dumps_vector
 from conformance.tools.generate.builders import Builder, DesignError, Draft, all_builders
 from conformance.tools.generate.checks import build_checks
+from conformance.tools.generate.pins import pins_of
 
 #: Suite subdirectories of recorded vectors, which no builder makes.
 RECORDED_DIRS = ("real",)
@@ -88,6 +89,7 @@ def realize(draft: Draft, factory: Any = new_policy) -> Vector:
         params=draft.params,
         seed=draft.seed,
         calls=tuple(calls),
+        spec=pins_of(draft.id, draft.spec),
     )
 
 

@@ -67,6 +67,7 @@ NAMED: dict[str, Named] = {
         ("the kept list", "new-keeps-kept"),
         ("the ring cursor", "new-keeps-cursor"),
     ),
+    "lifecycle/refused-seed-keeps-policy": (("a seed never validated", "seed-unvalidated"),),
     "lifecycle/refused-new-keeps-policy": (
         ("a refused new that clears the current policy", "refused-new-clears-policy"),
         ("assigns some fields (budget 2)", "refused-new-assigns-budget"),
@@ -495,6 +496,23 @@ NAMED: dict[str, Named] = {
 
 #: Vectors whose "Catches:" text names no particular mistake, and why.
 GENERIC: dict[str, str] = {
+    # Vectors built for the slip catalogue (conformance/slips): their text names a reader's or
+    # a policy's slip that the mutant catalogue does not model; `snapkv-conformance mutants
+    # --slips` scores them (the slip's name in brackets).
+    **{
+        vector: f"names a slip the mutant catalogue does not model ({slip_name})"
+        for vector, slip_name in (
+            ("params/integer-reader-boundaries", "params-int32, params-uint64"),
+            ("params/negative-zero-is-zero", "negative-zero-not-an-integer"),
+            ("position/integer-reader-boundaries", "positions-uint32"),
+            ("ring/evict-keeps-slots", "rings-rotated-at-evict"),
+            ("rounding/reader-extremes", "underflow-refused, mantissa-in-64-bits"),
+            ("summation/resum-after-cursor-wraps", "running-sum-until-own-wrap"),
+            ("ties/one-ulp-apart", "epsilon-ties"),
+            ("ties/seed-changes-nothing", "seed-breaks-ties"),
+            ("weights/integer-literals-at-reader-boundaries", "integer-weights-int32, -int64"),
+        )
+    },
     **{
         f"random/seed-{seed:02d}": "a random mix that shows almost any wrong step somewhere"
         for seed in range(1, 13)

@@ -49,7 +49,8 @@ class Draft:
     """One vector under construction. Methods append calls and return the draft, to chain.
 
     ``pins`` says what the vector pins and ``catches`` the porting mistake(s) it catches; the
-    description is ``"<pins> Catches: <catches>"``, so every vector names its mistake.
+    description is ``"<pins> Catches: <catches>"``, so every vector names its mistake. ``spec``
+    lists the ids of the numbered SPEC.md sentences it pins (its ``spec`` field).
     """
 
     def __init__(
@@ -62,8 +63,10 @@ class Draft:
         params: Any,
         seed: Any = 0,
         refuse: str | None = None,
+        spec: Sequence[str] = (),
     ) -> None:
         self.id = id
+        self.spec = tuple(spec)
         self.pins = pins.strip()
         self.catches = catches.strip()
         self.tags = tuple(tags)
