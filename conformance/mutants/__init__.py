@@ -29,11 +29,13 @@ Invariant: the mistakes as policies, nothing more: imports only :mod:`conformanc
 from __future__ import annotations
 
 from conformance.mutants import (  # noqa: F401
+    paging,
     params,
     pooling,
     realworld,
     ring,
     selection,
+    sorting,
     steps,
     summation,
 )
@@ -41,7 +43,17 @@ from conformance.mutants._base import Mutant, registered
 
 #: The families in the order SPEC.md §2 meets them: construction, step, ring, sums, pooling,
 #: selection.
-FAMILIES = ("params", "steps", "ring", "summation", "pooling", "selection", "realworld")
+FAMILIES = (
+    "params",
+    "steps",
+    "ring",
+    "summation",
+    "pooling",
+    "selection",
+    "sorting",
+    "paging",
+    "realworld",
+)
 #: Every catalogued mutant, by family and then in the order each family module lists them.
 CATALOGUE: tuple[Mutant, ...] = tuple(
     sorted(registered(), key=lambda mutant: FAMILIES.index(mutant.family))

@@ -21,7 +21,8 @@ The state is public, plain and numpy:
   the slots written so far, ``width`` of them; later ones are zero). Values are the stored
   weights, widened exactly.
 - ``slot``: the shared ring cursor; ``calls``: how many ``step`` calls arrived, refused ones
-  included; ``per_row``: per kept entry state some choices keep (see :attr:`Model.PER_ROW`).
+  included; ``admitting``: the position the current step admits, once judged;
+  ``per_row``: per kept entry state some choices keep (see :attr:`Model.PER_ROW`).
 
 Sums are float64 by default and added one column at a time, slot 0 upward, from ``+0.0``: the
 additions of SPEC.md §2.4 in their order. A choice that changes the precision or the order
@@ -114,6 +115,7 @@ STEPS: tuple[Step, ...] = (
     Step("subnormals", "subnormal weights", "§2.3", ("flush",)),
     Step("weight-check", "finite and not negative; -0.0 is zero", "§2.3", ("check_weights",)),
     Step("history-storage", "history stored as float32", "§2.6", ("store",)),
+    Step("row-scale", "a step's weights are written as they came", "§2.3", ("rescale_row",)),
     Step("ring", "one shared cursor over obsWindow slots", "§2.3", ("write", "ring_size")),
     Step("admission", "a new position's history is all zeros", "§2.3", ("fresh_row",)),
     # -- evict (§2.4) ---------------------------------------------------------------------------
@@ -197,6 +199,7 @@ class Model:
         self.last_admitted: int | None = None
         self.slot = 0
         self.calls = 0
+        self.admitting: int | None = None
         #: The current step's weights as the request writes them (None where it holds a plain
         #: number): what a choice that parses the decimal itself reads.
         self.written: list[str | None] = []
@@ -297,6 +300,7 @@ class Model:
         except PolicyError as error:
             self.on_refusal(pos, position, attn, error)
             raise
+        self.admitting = position
         self.record(weights)
         self.admit(position)
 
@@ -407,10 +411,14 @@ class Model:
         if weights is None:
             self.on_null()
             return
-        weights = self.arriving(weights)
+        weights = self.arriving(self.rescale_row(weights))
         self.observe(weights)
         self.write(weights)
         self.writes += 1
+
+    def rescale_row(self, weights: np.ndarray) -> np.ndarray:
+        """What a recorded step's row holds: its weights as they came."""
+        return weights
 
     def ring_size(self) -> int:
         """The ring's slots."""
