@@ -19,15 +19,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.adapter.replay import replay
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.mutants import lookup
 from conformance.policy.reference import SnapKV
+from conformance.runner.client import Client
 from conformance.runner.run import run_suite
 from conformance.suite import validation
 from conformance.suite.vectors import load_vector
 from conformance.tools import fuzz
 from conformance.tools.scenarios import scenario_of, scenarios
-from conformance.transport.session import AdapterProcess, InProcessAdapter
+from conformance.transport.in_process import InProcessAdapter
 from tests.heldout_ports import ArgsortSelection
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 
@@ -37,7 +38,7 @@ PLANTED = ("stale-history-on-reuse", "null-advances-ring", "ties-to-higher-posit
 @pytest.mark.slow
 @pytest.mark.parametrize("name", PLANTED)
 def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
-    with AdapterProcess(mutant_argv(name), timeout=10) as adapter:
+    with Client.process(mutant_argv(name), timeout=10) as adapter:
         result = fuzz.fuzz(adapter, seed=0, max_shrinks=100)
         port = adapter.handshake.describe()
     finding = result.finding
@@ -55,7 +56,7 @@ def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
     _, problems = validation.check_file(path)
     assert problems == []
     on_bug = run_suite([load_vector(path)], mutant_argv(name), timeout=10)
-    assert [r.verdict for r in on_bug.results] == [checker.WRONG_VICTIMS]
+    assert [r.verdict for r in on_bug.results] == [verdicts.WRONG_VICTIMS]
     on_reference = run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10)
     assert on_reference.results[0].passed
 
@@ -80,18 +81,18 @@ def test_default_budget_finds_real_world_summations_and_sorts(name, seed):
     assert finding is not None, f"{name}: no difference in {result.examples} examples"
     vector = fuzz.difference_vector(finding, "a port", seed)
     assert len(vector.calls) <= 160  # shrunk: the scenarios that find these run to hundreds
-    on_mistake = run_suite([vector], adapter_factory=lambda: mistake(name, start=False))
-    assert [r.verdict for r in on_mistake.results] == [checker.WRONG_VICTIMS]
+    on_mistake = run_suite([vector], adapter_factory=lambda: mistake(name, start=False).transport)
+    assert [r.verdict for r in on_mistake.results] == [verdicts.WRONG_VICTIMS]
     on_reference = run_suite([vector], adapter_factory=InProcessAdapter)
     assert on_reference.results[0].passed
 
 
-def mistake(name: str, start: bool = True) -> InProcessAdapter:
+def mistake(name: str, start: bool = True) -> Client:
     if name == "argsort":
-        adapter = InProcessAdapter(ArgsortSelection)
+        adapter = Client(InProcessAdapter(ArgsortSelection))
     else:
         found = lookup(name)
-        adapter = InProcessAdapter(found.factory, found.implementation())
+        adapter = Client(InProcessAdapter(found.factory, found.implementation()))
     if start:
         adapter.start()
     return adapter
@@ -154,7 +155,7 @@ def test_the_same_seed_gives_the_same_vector():
 
 
 def test_no_difference_against_the_reference():
-    adapter = InProcessAdapter()
+    adapter = Client(InProcessAdapter())
     adapter.start()
     result = fuzz.fuzz(adapter, seed=5, max_examples=60)
     assert result.finding is None
@@ -168,7 +169,7 @@ def test_a_crash_is_a_difference_and_the_adapter_is_restarted(tmp_path):
                 raise RuntimeError("boom")
             return super().evict()
 
-    adapter = InProcessAdapter(CrashOnEvict)
+    adapter = Client(InProcessAdapter(CrashOnEvict))
     adapter.start()
     finding = fuzz.fuzz(adapter, seed=2, max_shrinks=80).finding
     assert finding is not None
@@ -239,10 +240,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def planted(name: str) -> InProcessAdapter:
+def planted(name: str) -> Client:
     """The catalogued mutant ``name``, served in-process (faster than a process)."""
     mutant = lookup(name)
-    adapter = InProcessAdapter(mutant.factory, mutant.implementation())
+    adapter = Client(InProcessAdapter(mutant.factory, mutant.implementation()))
     adapter.start()
     return adapter
 
@@ -258,7 +259,7 @@ def test_default_budget_finds_the_single_rounding_slip(seed, tmp_path):
     """Java's Float.parseFloat behind a float64 overflow guard: found and shrunk to a vector
     tagged double-rounding, which keeps its weights as written and fails the slip."""
     argv = [sys.executable, str(SLIPS), "single-rounding"]
-    with AdapterProcess(argv, timeout=10) as adapter:
+    with Client.process(argv, timeout=10) as adapter:
         result = fuzz.fuzz(adapter, seed=seed)
     finding = result.finding
     assert finding is not None, f"no difference in {result.examples} examples"
@@ -348,7 +349,7 @@ def test_the_database_keeps_a_finding_and_replays_it_first(tmp_path):
     again = fuzz.fuzz(planted("null-advances-ring"), seed=12, max_shrinks=60, database=database)
     assert again.finding is not None and again.finding.examples_to_find == 1
     # A port without the mistake passes them: stored failures are no findings of their own.
-    clean = InProcessAdapter()
+    clean = Client(InProcessAdapter())
     clean.start()
     assert fuzz.fuzz(clean, seed=12, max_examples=5, database=database).finding is None
 

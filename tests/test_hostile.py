@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.judge.checker import PASS, TIMEOUT
+from conformance.judge.verdicts import PASS, TIMEOUT
 from conformance.runner.checks import run_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks

@@ -23,16 +23,18 @@ import pytest
 from conformance.adapter.server import Session
 from conformance.cli import main as cli_main
 from conformance.explain import diagnosis
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.judge.outcomes import answer_outcomes
 from conformance.policy.reference import float32_literal
 from conformance.runner import run as runner
+from conformance.runner.client import Client
 from conformance.spec import resources
 from conformance.suite import stream, validation
 from conformance.suite import vectors as vectors_module
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import LONG_VECTOR, load_vector
-from conformance.transport.session import HAND_OVER, AdapterProcess, InProcessAdapter
+from conformance.transport.in_process import InProcessAdapter
+from conformance.transport.session import HAND_OVER
 from tests.support.runner_support import REFERENCE_ARGV
 
 PARAMS = {"budget": 4, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
@@ -140,7 +142,7 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     path = write(tmp_path / "suite" / "memory" / "long.json", calls)
     entries = stream.plan_suite([tmp_path / "suite"]).vectors
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
-    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert (outcome.verdict, outcome.call_index) == (verdicts.WRONG_VICTIMS, late)
     assert outcome.actual == right
     assert "equal the reference's at every kept position" in (outcome.diagnosis or "")
     whole = load_vector(path)
@@ -152,7 +154,7 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
 def test_answers_are_handed_over_in_bounded_batches(long_file):
     read = read_for_run(SuiteEntry("memory/long", long_file))
     sizes: list[int] = []
-    with AdapterProcess(REFERENCE_ARGV, timeout=60.0) as adapter:
+    with Client.process(REFERENCE_ARGV, timeout=60.0) as adapter:
         ticket = adapter.send(read.prepared)
         assert adapter.receive(ticket, into=lambda got: sizes.append(len(got))) == []
     assert sum(sizes) == CALLS
@@ -254,7 +256,7 @@ def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch
     monkeypatch.setattr(diagnosis, "MAX_REPLAY", 1_000)
     entries = stream.plan_suite([tmp_path / "suite"]).vectors
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
-    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert (outcome.verdict, outcome.call_index) == (verdicts.WRONG_VICTIMS, late)
     assert outcome.diagnosis == (
         f"no scores diagnosis: the failing evict is call {late:,}, and a diagnosis replays at "
         "most 1,000 calls; to compare the scores, replay the vector up to that call with a "

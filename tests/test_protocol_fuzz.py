@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from conformance.judge.checker import PASS
 from conformance.judge.checks import judge_check
+from conformance.judge.verdicts import PASS
 from conformance.suite.checks import dumps_check, load_check
 from conformance.tools import protocol_fuzz as pf
 from conformance.tools.generate import checks as generated_checks

@@ -22,15 +22,17 @@ from conformance import mutants
 from conformance.explain import kills, triage
 from conformance.explain.play import compose, play
 from conformance.explain.triage import search
+from conformance.judge import verdicts
 from conformance.judge.outcomes import expected_outcomes
 from conformance.policy.reference import SnapKV
 from conformance.report import terminal
+from conformance.runner.client import Client
 from conformance.runner.run import RunResult, run_suite
 from conformance.spec import resources
 from conformance.suite.discovery import is_generated
 from conformance.suite.stream import plan_suite
 from conformance.suite.vectors import Vector, load_suite
-from conformance.transport.session import InProcessAdapter
+from conformance.transport.in_process import InProcessAdapter
 from tests.heldout.ports import PORTS as HELDOUT
 from tests.heldout.real_ports import PORTS as REAL_PORTS
 from tests.support.numpy_dispatch import portable_numpy_argv
@@ -444,7 +446,7 @@ def test_fuzz_accept_finds_the_next_different_mistake() -> None:
     from conformance.tools.scenarios import scenario_of
 
     both = mutant_policy("ties-to-higher-position", "recent-made-candidates")
-    adapter = InProcessAdapter(both, {"name": "both", "language": "python", "version": "0"})
+    adapter = Client(InProcessAdapter(both, {"name": "both", "language": "python", "version": "0"}))
     adapter.start()
     accepted = fuzz.accepting(["ties-to-higher-position"])
     result = fuzz.fuzz(adapter, seed=1, reference=accepted)
@@ -541,7 +543,7 @@ def test_a_malformed_evict_answer_gets_no_scores_diagnosis() -> None:
     answers: list[dict[str, Any]] = [{"ok": True} for _ in vector.calls]
     answers[index] = {"ok": True, "victims": None}
     result = checker.judge(vector, answers[: index + 1] + answers[index + 1 :])
-    assert result.verdict == checker.BROKEN_INVARIANT and result.rule == checker.NOT_INTEGERS
+    assert result.verdict == verdicts.BROKEN_INVARIANT and result.rule == verdicts.NOT_INTEGERS
     assert not diagnosis.wants_diagnosis(result)
     assert "null" in result.message and "None" not in result.message
 

@@ -16,10 +16,11 @@ from typing import Any
 
 from conformance.explain import kills
 from conformance.explain.play import play
-from conformance.judge.checker import PASS, judge
+from conformance.judge.checker import judge
+from conformance.judge.verdicts import PASS
 from conformance.mutants._base import Mutant
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure
+from conformance.transport.failures import AdapterFailure
 
 
 def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]], Any]:

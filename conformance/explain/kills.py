@@ -37,7 +37,8 @@ from conformance.explain.play import play
 from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants.model import Model
 from conformance.spec import resources
-from conformance.suite.vectors import Vector, dumps_vector
+from conformance.suite import layout
+from conformance.suite.vectors import Vector, dumps_vector, vector_fields
 
 PATH = resources.data_path("kills.json")
 
@@ -54,12 +55,9 @@ def digest(vector: Any) -> str:
         return str(vector.file_digest())
     if any(call.line is None for call in vector.calls):
         return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
-    head = Vector(vector.id, vector.description, vector.tags, vector.params, vector.seed, ())
-    text = dumps_vector(head)
-    opened = '  "calls": [\n'
-    before = text[: text.index(opened) + len(opened)]
-    body = ",\n".join("    " + call.line.decode("utf-8") for call in vector.calls)
-    return hashlib.sha256((before + body + "\n  ]\n}\n").encode("utf-8")).hexdigest()
+    calls = (call.line.decode("utf-8") for call in vector.calls)
+    text = layout.text(vector_fields(vector), [("calls", calls)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)

@@ -65,7 +65,7 @@ def triage(
 ) -> Triage:
     """Rank catalogued mistakes (``mistakes``, the whole catalogue by default), alone and
     combined, by how exactly each reproduces the answers behind ``results`` (the runner's
-    :class:`~conformance.judge.checker.VectorResult` list, matched to ``vectors`` by id).
+    :class:`~conformance.runner.results.VectorResult` list, matched to ``vectors`` by id).
 
     ``vectors`` may be :class:`~conformance.suite.vectors.Vector` objects or the runner's suite
     entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.explain.diagnosis import tied_selection
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.suite.discovery import is_generated
 from conformance.suite.vectors import Vector
 
@@ -46,15 +46,15 @@ def divergence_kind(vector: Vector | None, result: Any) -> str:
     """The group of :data:`GROUPS` a failing result belongs to."""
 
     verdict = result.verdict
-    if verdict in checker.PROCESS_VERDICTS:
+    if verdict in verdicts.PROCESS_VERDICTS:
         return "process"
     if verdict in (
-        checker.WRONG_ERROR_KIND,
-        checker.UNEXPECTED_SUCCESS,
-        checker.UNEXPECTED_REFUSAL,
+        verdicts.WRONG_ERROR_KIND,
+        verdicts.UNEXPECTED_SUCCESS,
+        verdicts.UNEXPECTED_REFUSAL,
     ):
         return "refusal"
-    if verdict == checker.BROKEN_INVARIANT:
+    if verdict == verdicts.BROKEN_INVARIANT:
         return "invariant"
     kind = getattr(result, "divergence", None)
     if kind in ("sums", "pooled", "ties", "selection"):
