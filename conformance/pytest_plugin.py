@@ -158,7 +158,8 @@ class SnapKVSession:
             from conformance.runner.run import triaged
 
             results = [_result_from_wire(data) for data in self._worker_results]
-            found = triaged(_load(self.paths)[0], results)
+            vectors, checks = _load(self.paths)
+            found = triaged(vectors, results, checks)
         if found is not None:
             terminalreporter.section("snapkv triage")
             for line in found.lines():

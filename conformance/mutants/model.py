@@ -76,6 +76,12 @@ class Step:
 
 #: The steps, in the order SPEC.md meets them.
 STEPS: tuple[Step, ...] = (
+    # -- lines (§3.1): how an adapter reads a request line; only protocol checks send what
+    # -- these choices read otherwise (conformance.explain.play.play_check) -------------------
+    Step("line-text", "lines are strict UTF-8", "§3.1", ("line_text",)),
+    Step("blank-lines", "a blank line gets no answer", "§3.1", ("answers_blank_lines",)),
+    Step("repeated-names", "the last of repeated member names counts", "§3.1", ("member_pairs",)),
+    Step("id-reading", "an integer id is echoed exactly, whatever its size", "§3.1", ("read_id",)),
     # -- construction (§2.1, §3.2) ---------------------------------------------------------------
     Step("lifecycle", "what new does to the policy it replaces", "§3.2", ("construct",)),
     Step("seed", "how the seed is read", "§2.1", ("check_seed",)),
@@ -177,6 +183,26 @@ class Model:
     #: Record the sums and pooled scores of every evict in ``trace`` (for the shipped
     #: outcomes: a choice that changes no score and no answer on a vector is inert there).
     tracing: ClassVar[bool] = False
+    #: Whether a blank line (spaces, tabs and CRs only) is answered (step ``blank-lines``).
+    answers_blank_lines: ClassVar[bool] = False
+
+    # -- lines -------------------------------------------------------------------------------
+
+    @staticmethod
+    def line_text(line: bytes) -> str:
+        """A request line's text: strict UTF-8 (raise :class:`UnicodeDecodeError`)."""
+        return line.decode("utf-8")
+
+    @staticmethod
+    def member_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        """A JSON object from its members in order: the last of repeated names counts."""
+        return dict(pairs)
+
+    @staticmethod
+    def read_id(value: Any) -> Any:
+        """A request's ``id`` as the port holds it: exactly as written (raise ValueError when
+        the port's reader fails on it, which fails the whole line)."""
+        return value
 
     # -- construction ------------------------------------------------------------------------
 

@@ -5,10 +5,10 @@ A run takes what was selected (``-k`` and shards are :func:`conformance.suite.di
 select_items`'s, applied before), runs the vectors on persistent adapters
 (:func:`conformance.runner.workers.run_vectors`) and each protocol check in a session of its
 own (:func:`conformance.runner.checks.run_checks`), keeps every result, and then, asked to and
-when a vector failed, adds the triage (:func:`triaged`). The pytest plugin runs the same items
-one at a time (:meth:`Run.one`, then :meth:`Run.close`), on the same adapter code, with the
-same triage at the end. So a port fails the same items, explained the same way, whichever front
-end runs it.
+when an item failed (a vector or a protocol check), adds the triage (:func:`triaged`). The
+pytest plugin runs the same items one at a time (:meth:`Run.one`, then :meth:`Run.close`), on
+the same adapter code, with the same triage at the end. So a port fails the same items,
+explained the same way, whichever front end runs it.
 
 Invariant: no numpy on this path, even in a function, but the triage's import, which only a
 failing run takes (the catalogue it replays is numpy); every adapter a run starts is closed
@@ -97,19 +97,22 @@ class RunResult:
         return not any(result.fails_run for result in self.results)
 
 
-def triaged(vectors: Sequence[Any], results: Sequence[VectorResult]) -> Explanation | None:
-    """The triage of a run, or None when none of its vectors fails it: which catalogued
-    mistakes answer as the port did on ``vectors`` (their results among ``results``; the
-    protocol checks are not the policy's evidence). ``vectors`` may be suite entries: each is
-    read only if something is replayed on it. The one place a run is triaged."""
-    ids = {vector.id for vector in vectors}
-    of_vectors = [result for result in results if result.vector_id in ids]
-    if not any(result.fails_run for result in of_vectors):
+def triaged(
+    vectors: Sequence[Any], results: Sequence[VectorResult], checks: Sequence[Any] = ()
+) -> Explanation | None:
+    """The triage of a run, or None when none of its items fails it: which catalogued
+    mistakes and protocol-level choices answer as the port did on ``vectors`` and the protocol
+    ``checks`` (their results among ``results``). ``vectors`` and ``checks`` may be suite
+    entries: each is read only if something is replayed on it. The one place a run is
+    triaged."""
+    ids = {item.id for item in (*vectors, *checks)}
+    ran = [result for result in results if result.vector_id in ids]
+    if not any(result.fails_run for result in ran):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
     from conformance.explain.triage import triage
 
-    return triage(list(vectors), of_vectors)
+    return triage(list(vectors), ran, checks=list(checks))
 
 
 @dataclass
@@ -129,8 +132,8 @@ class Run:
     vectors first, from one thread at a time, and never after SIGINT or SIGTERM
     (:func:`conformance.transport.process.interrupt_all`), so that a front end can write what
     finished. With ``validate_protocol`` every answer of an ``adapter_argv`` process is also
-    held to the shipped response schema. With ``triage``, a run whose vectors failed carries
-    their triage (:func:`triaged`).
+    held to the shipped response schema. With ``triage``, a failing run (a vector or a protocol
+    check failed) carries its triage (:func:`triaged`).
     """
 
     vectors: Sequence[SuiteItem] = ()
@@ -148,6 +151,7 @@ class Run:
     _runner: VectorRunner | None = field(default=None, init=False, repr=False)
     _results: list[VectorResult] = field(default_factory=list, init=False, repr=False)
     _ran: list[SuiteItem] = field(default_factory=list, init=False, repr=False)
+    _ran_checks: list[ProtocolCheck] = field(default_factory=list, init=False, repr=False)
     _began: float = field(default_factory=time.monotonic, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -177,7 +181,7 @@ class Run:
             result.jobs, result.warnings = ran.jobs, ran.warnings
         result.results.extend(self._checks(self.checks, progress))
         if self.triage:
-            result.triage = triaged(self.vectors, result.results)
+            result.triage = triaged(self.vectors, result.results, self.checks)
         result.duration = time.monotonic() - began
         return result
 
@@ -190,6 +194,7 @@ class Run:
         starts it again) or :class:`StartError` as :meth:`execute` does."""
         if isinstance(item, ProtocolCheck):
             (result,) = self._checks([item])
+            self._ran_checks.append(item)
         else:
             if self._runner is None:
                 self._runner = VectorRunner(
@@ -214,7 +219,7 @@ class Run:
             result.warnings = self._runner.close()
             self._runner = None
         if self.triage:
-            result.triage = triaged(self._ran, result.results)
+            result.triage = triaged(self._ran, result.results, self._ran_checks)
         result.duration = time.monotonic() - self._began
         return result
 

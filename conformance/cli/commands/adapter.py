@@ -41,4 +41,13 @@ def serve_mutant(name: str) -> int:
     except KeyError as error:
         print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
         return 2
-    return adapter.main(mutant.factory, mutant.implementation())
+    from conformance.explain.play import answer_lines, reads_lines_otherwise
+
+    if not reads_lines_otherwise(mutant.policy):
+        return adapter.main(mutant.factory, mutant.implementation())
+    # A protocol-level choice reads the lines themselves otherwise: served line by line.
+    out = sys.stdout.buffer
+    for answer in answer_lines(mutant.policy, sys.stdin.buffer, mutant.implementation()):
+        out.write(answer + b"\n")
+        out.flush()
+    return 0

@@ -8,7 +8,7 @@ groups come in :data:`GROUPS` order, designed vectors first within each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -19,6 +19,7 @@ from conformance.suite.vectors import Vector
 
 #: The groups of first divergence, in the order a porter should look at them.
 GROUPS: tuple[tuple[str, str], ...] = (
+    ("protocol", "protocol check failed (how a line is read and answered, SPEC.md §3)"),
     ("process", "crash, timeout or protocol error"),
     ("refusal", "refusal mismatch (a call accepted or refused wrongly, or with the wrong kind)"),
     ("invariant", "broken invariant (victims not a valid eviction)"),
@@ -42,9 +43,11 @@ class Group:
         return {"kind": self.kind, "label": self.label, "vectors": list(self.vectors)}
 
 
-def divergence_kind(vector: Vector | None, result: Any) -> str:
-    """The group of :data:`GROUPS` a failing result belongs to."""
-
+def divergence_kind(vector: Vector | None, result: Any, check: bool = False) -> str:
+    """The group of :data:`GROUPS` a failing result belongs to (``check``: a protocol
+    check's)."""
+    if check:
+        return "protocol"
     verdict = result.verdict
     if verdict in verdicts.PROCESS_VERDICTS:
         return "process"
@@ -70,13 +73,15 @@ def divergence_kind(vector: Vector | None, result: Any) -> str:
     return "victims"
 
 
-def group_failures(vectors: Sequence[Vector], failures: Sequence[Any]) -> list[Group]:
+def group_failures(
+    vectors: Sequence[Vector], failures: Sequence[Any], checks: Iterable[str] = ()
+) -> list[Group]:
     """The failing results grouped by :func:`divergence_kind`, groups in :data:`GROUPS`
-    order, designed vectors first within each."""
+    order, designed vectors first within each; ``checks`` are the protocol checks' ids."""
     by_id = {vector.id: vector for vector in vectors}
+    check_ids = set(checks)
     groups = {kind: Group(kind, label) for kind, label in GROUPS}
     for result in sorted(failures, key=lambda r: is_generated(r.vector_id)):
-        groups[divergence_kind(by_id.get(result.vector_id), result)].vectors.append(
-            result.vector_id
-        )
+        kind = divergence_kind(by_id.get(result.vector_id), result, result.vector_id in check_ids)
+        groups[kind].vectors.append(result.vector_id)
     return [group for group in groups.values() if group.vectors]

@@ -1,6 +1,6 @@
 """``python -m conformance.tools.generate.kills``: recompute ``conformance/data/kills.json``, what
-every catalogued mistake answers on every committed vector (the file's format and its reader are
-:mod:`conformance.explain.kills`), from a checkout.
+every catalogued mistake answers on every committed vector and protocol check (the file's
+format and its reader are :mod:`conformance.explain.kills`), from a checkout.
 
 Each vector's entry replays the whole catalogue with scores traced, and entries do not depend on
 each other, so ``--jobs`` worker processes of this interpreter compute them side by side: the
@@ -20,11 +20,13 @@ from typing import Any
 from conformance.explain import kills
 from conformance.report.outputs import write_text
 from conformance.spec import resources
+from conformance.suite.checks import ProtocolCheck
+from conformance.suite.stream import load_checks
 from conformance.suite.vectors import Vector, load_suite
 
 
-def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
-    """The whole file: every vector's entry, ids sorted."""
+def compute(vectors: Iterable[Vector | ProtocolCheck], jobs: int = 1) -> dict[str, Any]:
+    """The whole file: every vector's and protocol check's entry, ids sorted."""
     ordered = sorted(vectors, key=lambda v: v.id)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
@@ -46,8 +48,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     vectors = load_suite([str(resources.suite_dir())])
-    write_text(kills.PATH, kills.dumps(compute(vectors, jobs=args.jobs)))
-    print(f"wrote {kills.PATH} ({len(vectors)} vectors)")
+    checks = load_checks([str(resources.suite_dir())])
+    write_text(kills.PATH, kills.dumps(compute([*vectors, *checks], jobs=args.jobs)))
+    print(f"wrote {kills.PATH} ({len(vectors)} vectors, {len(checks)} protocol checks)")
     return 0
 
 
