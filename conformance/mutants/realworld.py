@@ -86,6 +86,20 @@ class OpenVinoPaged(PagedEviction, OpenVinoSum):
     whole blocks of 16."""
 
 
+@mutant(
+    "pool-forward-on-arrival",
+    rule="§2.4: sum each ring first, then max-pool the sums over the centred window [i - r, i + r]",
+    origin="OpenVINO GenAI's per-step pooling (`_max_pool` over idx .. idx + window - 1 as each "
+    "step's scores arrive) kept, with SnapKV's window sums: each recorded row is max-pooled "
+    "ahead only, and the ring of pooled rows is summed, with no pooling at eviction",
+    keywords=("pooled ahead as it arrives",),
+    witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [1.0, 0.25, 0.5]), EVICT)),
+)
+class PoolForwardOnArrival(PoolRowsOnArrival, ForwardOnlyPooling):
+    """Each recorded row max-pooled over ``[i, i + poolKernel - 1]`` as it arrives; the window
+    sums of the pooled rows are the scores."""
+
+
 # -- the official SnapKV code and kvpress ------------------------------------------------------
 
 

@@ -389,7 +389,18 @@ class CumulativeSums(Model):
     "processing and cumulative-attention caches: the subtraction rounds, and a huge early "
     "weight leaves its rounding behind",
     keywords=("prefix sum", "cum_now - cum_then"),
-    witness=ring_trap(1, [[2.0**60, 1.0], [0.0, 0.5]]),
+    # Answers otherwise than the reference and than running-sum, in float64 and in float32.
+    witness=Witness(
+        params(4, 1, 1, 1),
+        (
+            step(0),
+            step(1),
+            step(2, [2.0**60, 1.0]),
+            step(3, [0.5, 0.5, 0.0]),
+            step(4, [3.0, 0.0, 3.0, 1.0]),
+            EVICT,
+        ),
+    ),
 )
 class PrefixSumWindow(Model):
     """Keeps each position's running total after every observed step since its admission (in

@@ -227,3 +227,52 @@ def test_the_written_out_cxx_algorithms_are_libstdcxxs_own(tmp_path: Any) -> Non
         ours.append(torch_topk(values, k, largest=False))
         ours.append(torch_topk(values, k, largest=True))
         assert ours == got, (len(values), k)
+
+
+_JAVA_PROGRAM = """
+import java.util.*;
+// Reads cases "n k v0 ... v(n-1)" and prints, per case, the first k indices polled from a
+// PriorityQueue of 0..n-1 (offered in order) ordered by Double.compare of their values.
+public class Polls {
+  public static void main(String[] args) {
+    Scanner in = new Scanner(System.in).useLocale(Locale.ROOT);
+    StringBuilder out = new StringBuilder();
+    while (in.hasNextInt()) {
+      int n = in.nextInt(), k = in.nextInt();
+      double[] v = new double[n];
+      for (int i = 0; i < n; i++) v[i] = in.nextDouble();
+      PriorityQueue<Integer> queue = new PriorityQueue<>((a, b) -> Double.compare(v[a], v[b]));
+      for (int i = 0; i < n; i++) queue.add(i);
+      for (int i = 0; i < k; i++) out.append(queue.poll()).append(' ');
+      out.append('\\n');
+    }
+    System.out.print(out);
+  }
+}
+"""
+
+
+@pytest.mark.slow
+def test_the_written_out_priority_queue_is_openjdks(tmp_path: Any) -> None:
+    """java.util.PriorityQueue, run by this machine's JDK on tie-heavy inputs, polls the
+    indices the written-out heap polls."""
+    import subprocess
+
+    from conformance.mutants._sorts import java_priority_queue_polls
+    from tests.support.toolchains import require_tools
+
+    tools = require_tools("javac", "java")
+    (tmp_path / "Polls.java").write_text(_JAVA_PROGRAM)
+    subprocess.run([tools["javac"], "Polls.java"], cwd=tmp_path, check=True)
+    cases = list(_libstdcxx_cases())
+    feed = "".join(f"{len(v)} {k} {' '.join(repr(x) for x in v)}\n" for v, k in cases)
+    out = subprocess.run(
+        [tools["java"], "-cp", str(tmp_path), "Polls"],
+        input=feed,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = out.stdout.split("\n")
+    for number, (values, k) in enumerate(cases):
+        assert java_priority_queue_polls(values, k) == [int(i) for i in lines[number].split()]

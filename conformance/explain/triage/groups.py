@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.explain.diagnosis import tied_selection
+from conformance.explain.diagnosis import NO_SCORES, tied_selection
 from conformance.judge import verdicts
 from conformance.suite.discovery import is_generated
 from conformance.suite.vectors import Vector
@@ -27,6 +27,11 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("pooled", "pooled scores differ (sums equal)"),
     ("ties", "selection differs among equal pooled scores (a tie broken the wrong way)"),
     ("selection", "selection differs with scores equal to the reference's"),
+    (
+        "unscored",
+        "victims differ (the port announced scores, but the diagnosis could not compare them: "
+        "see each FAIL line)",
+    ),
     ("victims", "victims differ (no scores capability to tell sums, pooling and selection apart)"),
 )
 
@@ -70,6 +75,9 @@ def divergence_kind(vector: Vector | None, result: Any, check: bool = False) -> 
         and tied_selection(vector, result.call_index, result.actual) is not None
     ):
         return "ties"
+    diagnosis = getattr(result, "diagnosis", None)
+    if diagnosis and NO_SCORES not in diagnosis:
+        return "unscored"  # it announced scores: never told it lacks them
     return "victims"
 
 

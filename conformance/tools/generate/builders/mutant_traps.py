@@ -51,6 +51,7 @@ TRAPPED: dict[str, tuple[str, ...]] = {
     "slot-from-call-count": ("ring", "null-step"),
     "slot-from-position": ("ring", "gaps"),
     "openvino-paged": ("eviction-count", "summation"),
+    "pool-forward-on-arrival": ("pooling",),
 }
 
 
