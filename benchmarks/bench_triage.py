@@ -1,7 +1,8 @@
 """What the triage adds to a failing run: the run and its triage timed side by side.
 
 For ports written outside the kit (``tests/heldout/real_ports.py``, ``tests/heldout/ports.py``
-and ``tests/heldout/engine_ports.py`` served as adapter processes, the way ``snapkv-conformance run --adapter`` drives a port), for
+and ``tests/heldout/engine_ports.py`` served as adapter processes, the way
+``snapkv-conformance run --adapter`` drives a port), for
 catalogued mistakes combined in process, and for a catalogued mistake triaged with the rest of
 the catalogue only (a mistake the catalogue does not hold), the committed suite is run as the
 default ``run`` does (one adapter process, the runner's diagnosis included) and then triaged as

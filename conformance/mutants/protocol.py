@@ -97,7 +97,7 @@ class FirstNameWins(Model):
     rule="§3.1: where an object repeats a member name, the last occurrence counts",
     origin="a reader that refuses repeated names (serde's derived structs: `duplicate field`), "
     "so the whole line is unparseable (bad-request, id null)",
-    keywords=("duplicate field", "refuse the line"),
+    keywords=("refuses repeated names", "duplicate field"),
 )
 class RepeatedNamesRefused(Model):
     """Refuses a line whose objects repeat a member name, as unparseable."""

@@ -38,7 +38,7 @@ def test_a_consistent_reversal_is_called_the_higher_position() -> None:
 def test_the_ties_of_a_suite_vector_are_described_from_the_reference() -> None:
     expected = ALL_EQUAL.calls[EVICT].expected_victims
     assert expected == list(range(len(expected)))
-    tied = tied_selection(ALL_EQUAL, EVICT, list(range(len(expected) - 1)) + [16])
+    tied = tied_selection(ALL_EQUAL, EVICT, [*range(len(expected) - 1), 16])
     assert tied is not None and not tied.went_higher
     assert "no fixed order" in tied.describe()
     highest = list(range(17 - len(expected), 17))

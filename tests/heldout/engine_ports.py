@@ -28,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from ports import Port, Refused, handle, is_int, to_float32  # noqa: E402
+from ports import Port, Refused, handle, is_int, to_float32
 
 F32 = np.float32
 
@@ -182,7 +182,9 @@ class MaskedPort(Port):
         pooled_all = [
             max(values[max(0, i - r) : min(len(values), i + r + 1)]) for i in range(len(values))
         ]
-        pooled = [score for (_, masked, _), score in zip(rows, pooled_all, strict=True) if not masked]
+        pooled = [
+            score for (_, masked, _), score in zip(rows, pooled_all, strict=True) if not masked
+        ]
         victims = self.select(pooled, k)
         chosen = set(victims)
         evicted = sorted(self.kept[i] for i in victims)

@@ -105,3 +105,23 @@ def test_a_cxx_port_selecting_by_score_alone_gets_the_librarys_algorithm_named(
 ) -> None:
     line = _named_exactly(_run([str(_cxx_port(tmp_path, mode))]), CXX[mode])
     assert CXX[mode][0] in line
+
+
+@pytest.mark.slow
+def test_a_run_failing_only_protocol_checks_prints_a_triage_whose_counts_are_the_summarys() -> None:
+    """`snapkv-conformance run` against a port whose only mistake is in its line reader (the
+    first of repeated names kept): every vector passes, two checks fail, and the output still
+    has a triage section naming the mistake, its figures those of the last line."""
+    port = f"{sys.executable} {HERE / 'heldout' / 'engine_ports.py'} first-wins"
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("snapkv-conformance")), "run", "--adapter", port],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1, done.stderr
+    lines = done.stdout.splitlines()
+    passed, failed = (int(word) for word in lines[-1].replace(",", "").split()[::2])
+    triage = next(line for line in lines if line.startswith("triage: "))
+    assert triage.startswith("triage: likely cause: first-name-wins ("), triage
+    assert f"all {failed} failing vectors and checks" in triage
+    assert f"the {passed} passing ones" in triage
