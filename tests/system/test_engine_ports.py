@@ -6,12 +6,14 @@ and the triage's figures must be the run's own."""
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from conformance.runner.run import Run, RunResult
@@ -108,13 +110,17 @@ def test_a_cxx_port_selecting_by_score_alone_gets_the_librarys_algorithm_named(
 
 
 @pytest.mark.slow
-def test_a_run_failing_only_protocol_checks_prints_a_triage_whose_counts_are_the_summarys() -> None:
+def test_a_run_failing_only_protocol_checks_prints_a_triage_whose_counts_are_the_summarys(
+    tmp_path: Path,
+) -> None:
     """`snapkv-conformance run` against a port whose only mistake is in its line reader (the
     first of repeated names kept): every vector passes, two checks fail, and the output still
     has a triage section naming the mistake, its figures those of the last line."""
     port = f"{sys.executable} {HERE / 'heldout' / 'engine_ports.py'} first-wins"
+    report = tmp_path / "report.json"
+    command = str(Path(sys.executable).with_name("snapkv-conformance"))
     done = subprocess.run(
-        [str(Path(sys.executable).with_name("snapkv-conformance")), "run", "--adapter", port],
+        [command, "run", "--adapter", port, "--report", str(report)],
         capture_output=True,
         text=True,
     )
@@ -125,3 +131,9 @@ def test_a_run_failing_only_protocol_checks_prints_a_triage_whose_counts_are_the
     assert triage.startswith("triage: likely cause: first-name-wins ("), triage
     assert f"all {failed} failing vectors and checks" in triage
     assert f"the {passed} passing ones" in triage
+    data = json.loads(report.read_text())
+    schema = json.loads((resources.schema_dir() / "report.schema.json").read_text())
+    jsonschema.validate(data, schema)
+    groups = data["triage"]["groups"]
+    assert [group["kind"] for group in groups] == ["protocol"]
+    assert len(groups[0]["vectors"]) == failed
