@@ -1,6 +1,6 @@
 """Replaying a vector on a catalogued policy, in process, and what its answers decide.
 
-This is what the triage and the shipped outcomes (:mod:`conformance.explain.kills`) replay
+This is what the triage and the shipped outcomes (:mod:`conformance.explain.known_kills`) replay
 with: no protocol, no process, no JSON, just the policy's calls, answered as
 :class:`conformance.adapter.server.Session` answers them (a refused ``new`` keeps the earlier
 policy, or what a :class:`~conformance.mutants.model.Refused` leaves; ``step`` and ``evict`` before
@@ -167,8 +167,8 @@ def answer_lines(
 def play_check(policy: type[Model], check: Any) -> Judged:
     """Replay the protocol check ``check`` on ``policy`` in process (:func:`answer_lines`, the
     session ending with status 0) and judge it, as
-    :func:`conformance.judge.checks.judge_check` judges a port's answer lines."""
-    from conformance.judge.checks import judge_check
+    :func:`conformance.judge.check_answers.judge_check` judges a port's answer lines."""
+    from conformance.judge.check_answers import judge_check
 
     answers = list(answer_lines(policy, io.BytesIO(check.payload).readlines()))
     return judge_check(check, answers, exit_status=0)

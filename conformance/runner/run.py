@@ -1,11 +1,12 @@
 """The one run: :class:`Run`, the suite as every front end runs it (``run``, ``matrix``, the
 pytest plugin), and its :class:`RunResult`.
 
-A run takes what was selected (``-k`` and shards are :func:`conformance.suite.discovery.
-select_items`'s, applied before), runs the vectors on persistent adapters
-(:func:`conformance.runner.workers.run_vectors`) and each protocol check in a session of its
-own (:func:`conformance.runner.checks.run_checks`), keeps every result, and then, asked to and
-when an item failed (a vector or a protocol check), adds the triage (:func:`triaged`). The
+A run takes what was selected (``-k`` and shards are
+:func:`conformance.suite.discovery.select_items`'s, applied before), runs the vectors on
+persistent adapters (:func:`conformance.runner.workers.run_vectors`) and each protocol check in
+a session of its own (:func:`conformance.runner.check_sessions.run_checks`), keeps every
+result, and then, asked to and when an item failed (a vector or a protocol check), adds the
+triage (:func:`triaged`). The
 pytest plugin runs the same items one at a time (:meth:`Run.one`, then :meth:`Run.close`), on
 the same adapter code, with the same triage at the end. So a port fails the same items,
 explained the same way, whichever front end runs it.
@@ -22,12 +23,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from conformance.runner.checks import run_checks
+from conformance.runner.check_sessions import run_checks
 from conformance.runner.client import Client, Handshake
 from conformance.runner.results import VectorResult
 from conformance.runner.workers import Progress, SuiteItem, VectorRunner, run_vectors
-from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import select_items
+from conformance.suite.protocol_checks import ProtocolCheck, load_check
 from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 from conformance.transport import process

@@ -211,7 +211,7 @@ class _Worker:
         self.window = Window(
             adapter, suite.settle, cancelled=lambda: suite.cancelled, known=suite.known
         )
-        #: What ended :meth:`work` early; :func:`run_suite` re-raises it.
+        #: What ended :meth:`work` early; :func:`run_vectors` re-raises it.
         self.error: Exception | None = None
 
     def work(self) -> None:

@@ -9,7 +9,7 @@ the port crashed counts as the same answer), and *agrees* on a passing vector wh
 too; candidates rank by the vectors they reproduce in all.
 
 The search costs little because most of it is known in advance: what every catalogued mistake
-answers on every committed vector is shipped (:mod:`conformance.explain.kills`), and a mistake
+answers on every committed vector is shipped (:mod:`conformance.explain.known_kills`), and a mistake
 that is *inert* on a vector (answers and scores the reference's) changes nothing there in any
 combination. Single mistakes are scored from that table alone; a beam over the steps, guided by
 the failing vectors each mistake reproduces on its own, proposes combinations, estimated from
@@ -35,17 +35,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.explain import kills
+from conformance.explain import known_kills
 from conformance.explain.play import check_outcome, compose, digest, play, play_check
-from conformance.explain.triage.findings import Likely, part_of
+from conformance.explain.triage.explanations import Likely, part_of
 from conformance.judge.outcomes import (
     DIES,
     Outcome,
     expected_outcomes,
 )
 from conformance.spec import resources
-from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import is_generated
+from conformance.suite.protocol_checks import ProtocolCheck, load_check
 from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 
@@ -231,7 +231,7 @@ class Engine:
         self.runs = runs
         self.failing = [run for run in runs if not run.passed]
         self.passing = [run for run in runs if run.passed]
-        self.known = kills.load([run.source for run in runs])
+        self.known = known_kills.load([run.source for run in runs])
         self.replayed = 0
         self.combinations = 0
         self._exact: dict[tuple[int, ...], Scored] = {}
@@ -714,7 +714,7 @@ class Engine:
 
         ran = {run.id for run in self.runs}
         try:
-            table = json.loads(kills.PATH.read_text(encoding="utf-8"))
+            table = json.loads(known_kills.PATH.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         outside = sorted(
@@ -729,7 +729,7 @@ class Engine:
             path = resources.suite_dir() / f"{vector_id}.json"
             if path.is_file():
                 entries.append(SuiteEntry(vector_id, path))
-        known = kills.load(entries)
+        known = known_kills.load(entries)
         groups = [[self.singles[index].mutant for index in item.indices] for item in alike]
         replays = 0
         for entry in entries:

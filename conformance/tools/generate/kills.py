@@ -1,6 +1,6 @@
 """``python -m conformance.tools.generate.kills``: recompute ``conformance/data/kills.json``, what
 every catalogued mistake answers on every committed vector and protocol check (the file's
-format and its reader are :mod:`conformance.explain.kills`), from a checkout.
+format and its reader are :mod:`conformance.explain.known_kills`), from a checkout.
 
 Each vector's entry replays the whole catalogue with scores traced, and entries do not depend on
 each other, so ``--jobs`` worker processes of this interpreter compute them side by side: the
@@ -19,10 +19,10 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from conformance import mutants
-from conformance.explain import kills
+from conformance.explain import known_kills
 from conformance.report.outputs import write_text
 from conformance.spec import resources
-from conformance.suite.checks import ProtocolCheck
+from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.suite.stream import load_checks
 from conformance.suite.vectors import Vector, load_suite
 
@@ -32,14 +32,14 @@ def compute(vectors: Iterable[Vector | ProtocolCheck], jobs: int = 1) -> dict[st
     ordered = sorted(vectors, key=lambda v: v.id)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
-            entries = list(pool.map(kills.entry, ordered, chunksize=1))
+            entries = list(pool.map(known_kills.entry, ordered, chunksize=1))
     else:
-        entries = [kills.entry(vector) for vector in ordered]
+        entries = [known_kills.entry(vector) for vector in ordered]
     return {vector.id: item for vector, item in zip(ordered, entries, strict=True)}
 
 
 def _entry_of(item: Vector | ProtocolCheck, names: Sequence[str]) -> dict[str, Any]:
-    return kills.entry(item, names or None)
+    return known_kills.entry(item, names or None)
 
 
 def update(
@@ -53,7 +53,7 @@ def update(
     partial = [
         item
         for item in ordered
-        if item.id in table and table[item.id].get("digest") == kills.digest(item)
+        if item.id in table and table[item.id].get("digest") == known_kills.digest(item)
     ]
     known = {item.id for item in partial}
     whole = [item for item in ordered if item.id not in known]
@@ -99,12 +99,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mutant:
         for name in args.mutant:
             mutants.lookup(name)  # a KeyError lists the names
-        table = json.loads(kills.PATH.read_text(encoding="utf-8"))
+        table = json.loads(known_kills.PATH.read_text(encoding="utf-8"))
         made = update(table, [*vectors, *checks], args.mutant, args.jobs)
     else:
         made = compute([*vectors, *checks], jobs=args.jobs)
-    write_text(kills.PATH, kills.dumps(made))
-    print(f"wrote {kills.PATH} ({len(vectors)} vectors, {len(checks)} protocol checks)")
+    write_text(known_kills.PATH, known_kills.dumps(made))
+    print(f"wrote {known_kills.PATH} ({len(vectors)} vectors, {len(checks)} protocol checks)")
     return 0
 
 

@@ -40,7 +40,7 @@ from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants.model import Model
 from conformance.spec import resources
 from conformance.suite import layout
-from conformance.suite.checks import ProtocolCheck, dumps_check
+from conformance.suite.protocol_checks import ProtocolCheck, dumps_check
 from conformance.suite.vectors import Vector, dumps_vector, vector_fields
 
 PATH = resources.data_path("kills.json")
@@ -50,7 +50,8 @@ PASSED = ("pass",)
 
 def digest(vector: Any) -> str:
     """The SHA-256 of an item's canonical text: a vector's (:func:`vector_digest`), or a protocol
-    check's (:func:`~conformance.suite.checks.dumps_check`; the committed files are that text)."""
+    check's (:func:`~conformance.suite.protocol_checks.dumps_check`; the committed files are that
+    text)."""
     if isinstance(vector, ProtocolCheck):
         return hashlib.sha256(dumps_check(vector).encode("utf-8")).hexdigest()
     return vector_digest(vector)

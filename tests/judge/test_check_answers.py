@@ -1,4 +1,4 @@
-"""conformance.judge.checks: a wrong victims list gets the same verdict, and names the same
+"""conformance.judge.check_answers: a wrong victims list gets the same verdict, and names the same
 rule, whether a vector or a protocol check receives it."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from conformance.judge import checker, verdicts
-from conformance.judge.checks import VICTIMS_ASCENDING, judge_check
+from conformance.judge.check_answers import VICTIMS_ASCENDING, judge_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.suite.validation import reference_answers
