@@ -1,5 +1,5 @@
-"""conformance.mutants.protocol: each protocol-level choice is caught by a protocol check that
-names it, and changes nothing a vector sends."""
+"""conformance.mutants.protocol: each protocol-level choice is caught by a protocol
+check that names it, and changes nothing a vector sends."""
 
 from __future__ import annotations
 
