@@ -50,10 +50,10 @@ class Group:
 
 def divergence_kind(vector: Vector | None, result: Any, check: bool = False) -> str:
     """The group of :data:`GROUPS` a failing result belongs to (``check``: a protocol
-    check's)."""
-    if check:
-        return "protocol"
+    check's, in the ``protocol`` group unless the adapter crashed or timed out on it)."""
     verdict = result.verdict
+    if check:
+        return "process" if verdict in (verdicts.CRASH, verdicts.TIMEOUT) else "protocol"
     if verdict in verdicts.PROCESS_VERDICTS:
         return "process"
     if verdict in (
