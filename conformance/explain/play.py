@@ -138,6 +138,11 @@ def reads_lines_otherwise(policy: type[Model]) -> bool:
     return any(getattr(policy, hook) is not getattr(Model, hook) for hook in _LINE_HOOKS)
 
 
+class Crashed(Exception):
+    """The policy raised what a port's process would die of (anything but a refusal) while
+    answering a line: the adapter's session ends there, with no answer to that line."""
+
+
 def answer_lines(
     policy: type[Model], lines: Iterable[bytes], implementation: Mapping[str, str] | None = None
 ) -> Iterator[bytes]:
@@ -145,50 +150,66 @@ def answer_lines(
     as each line is read, until ``bye``: the reference adapter's session
     (:class:`conformance.adapter.server.Session`) with the policy's line-level choices (how a
     line's text is decoded, whether a blank line is answered, which of repeated names counts,
-    how an id is read), each answer encoded as the reference adapter encodes it."""
+    how an id is read), each answer encoded as the reference adapter encodes it.
+
+    A policy that raises (a mistake that crashes, as in :func:`play`) ends the answers with
+    :class:`Crashed`, where the reference adapter would answer ``unsupported`` and go on."""
     # Here, not at the top: the vectors' replay needs no adapter session.
     from conformance.adapter.server import Session, encode_or_refuse
 
     session = Session(
         policy, implementation or {"name": "triage", "language": "python", "version": "0"}
     )
-    own = reads_lines_otherwise(policy)
     for line in lines:
         blank = line[:1] != b"{" and not line.strip(b" \t\r\n")
         if blank and not policy.answers_blank_lines:
             continue
         with np.errstate(all="ignore"):
-            answer = _line_answer(session, policy, line) if own else session.handle_line(line)
+            answer = _line_answer(session, policy, line)
         yield encode_or_refuse(answer).rstrip(b"\n")
         if session.finished:
             return
 
 
 def play_check(policy: type[Model], check: Any) -> Judged:
-    """Replay the protocol check ``check`` on ``policy`` in process (:func:`answer_lines`, the
-    session ending with status 0) and judge it, as
-    :func:`conformance.judge.check_answers.judge_check` judges a port's answer lines."""
+    """Replay the protocol check ``check`` on ``policy`` in process (:func:`answer_lines`) and
+    judge it, as :func:`conformance.judge.check_answers.judge_check` judges a port's answer
+    lines: the session ends with status 0, or 1 where the policy crashed."""
     from conformance.judge.check_answers import judge_check
 
-    answers = list(answer_lines(policy, io.BytesIO(check.payload).readlines()))
+    answers: list[bytes] = []
+    try:
+        answers.extend(answer_lines(policy, io.BytesIO(check.payload).readlines()))
+    except Crashed:
+        return judge_check(check, answers, exit_status=1)
     return judge_check(check, answers, exit_status=0)
 
 
 def _line_answer(session: Any, policy: type[Model], line: bytes) -> dict[str, Any]:
-    """The answer to ``line`` read with ``policy``'s line-level choices."""
+    """The answer to ``line`` read with ``policy``'s line-level choices (the reference
+    adapter's reading where it makes none); :class:`Crashed` when the policy raises."""
+    from conformance.adapter.server import decode_request
     from conformance.spec.protocol import refusal, refuse_constant
 
     try:
-        text = policy.line_text(line)
-        decoder = json.JSONDecoder(
-            parse_constant=refuse_constant, object_pairs_hook=policy.member_pairs
-        )
-        request = decoder.decode(text)
-        if isinstance(request, dict) and "id" in request:
-            request["id"] = policy.read_id(request["id"])
-    except (ValueError, RecursionError) as error:
+        if reads_lines_otherwise(policy):
+            text = policy.line_text(line)
+            decoder = json.JSONDecoder(
+                parse_constant=refuse_constant, object_pairs_hook=policy.member_pairs
+            )
+            request = decoder.decode(text)
+            if isinstance(request, dict) and "id" in request:
+                request["id"] = policy.read_id(request["id"])
+        else:
+            request = decode_request(line, weights_checked=True)
+            if session.reads_weight_text:
+                request = session.as_written(request, line)
+    except (ValueError, RecursionError) as error:  # a DecodeError is a ValueError
         return refusal(None, "bad-request", f"request is not a JSON object line: {error}")
-    return session.handle(request)
+    try:
+        return session.answer(request)
+    except Exception as error:  # a mistake that crashes: a port's process would die here
+        raise Crashed(type(error).__name__) from error
 
 
 def check_outcome(judged: Any) -> Outcome:
