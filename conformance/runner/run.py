@@ -101,14 +101,16 @@ class RunResult:
 def triaged(
     vectors: Sequence[Any], results: Sequence[VectorResult], checks: Sequence[Any] = ()
 ) -> Explanation | None:
-    """The triage of a run, or None when none of its items fails it: which catalogued
+    """The triage of a run, or None when none of its items failed unlisted: which catalogued
     mistakes and protocol-level choices answer as the port did on ``vectors`` and the protocol
     ``checks`` (their results among ``results``). ``vectors`` and ``checks`` may be suite
     entries: each is read only if something is replayed on it. The one place a run is
     triaged."""
     ids = {item.id for item in (*vectors, *checks)}
     ran = [result for result in results if result.vector_id in ids]
-    if not any(result.fails_run for result in ran):
+    # A stale known failure (a listed item that passes) fails the run but is no failure of
+    # the port: a run whose only faults are those has nothing to explain.
+    if not any(result.fails_run and not result.passed for result in ran):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
     from conformance.explain.triage import triage
