@@ -48,6 +48,9 @@ def serve_mutant(name: str) -> int:
     # A protocol-level choice reads the lines themselves otherwise: served line by line.
     out = sys.stdout.buffer
     for answer in answer_lines(mutant.policy, sys.stdin.buffer, mutant.implementation()):
+        if answer is None:  # the mistake crashes here, as a port's process would
+            print(f"snapkv-conformance adapter: {name} crashed", file=sys.stderr)
+            return 1
         out.write(answer + b"\n")
         out.flush()
     return 0
