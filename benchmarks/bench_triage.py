@@ -1,7 +1,8 @@
 """What the triage adds to a failing run: the run and its triage timed side by side.
 
-For ports written outside the kit (``tests/heldout/real_ports.py`` and ``tests/heldout/ports.py``
-served as adapter processes, the way ``snapkv-conformance run --adapter`` drives a port), for
+For ports written outside the kit (``tests/heldout/real_ports.py``, ``tests/heldout/ports.py``
+and ``tests/heldout/engine_ports.py`` served as adapter processes, the way
+``snapkv-conformance run --adapter`` drives a port), for
 catalogued mistakes combined in process, and for a catalogued mistake triaged with the rest of
 the catalogue only (a mistake the catalogue does not hold), the committed suite is run as the
 default ``run`` does (one adapter process, the runner's diagnosis included) and then triaged as
@@ -42,6 +43,9 @@ PROCESS_PORTS = (
     ("float16 history", ("real_ports.py", "float16-history")),
     ("protected window by step calls", ("real_ports.py", "step-clock")),
     ("OpenVINO SUM transcription", ("ports.py", "openvino-sum")),
+    ("paged eviction (OpenVINO blocks)", ("engine_ports.py", "paged")),
+    ("prefix-sum windows in float32", ("engine_ports.py", "prefix-sum-float32")),
+    ("std::stof through glibc", ("engine_ports.py", "stof")),
 )
 #: Catalogued choices combined, served in process: the triage has to search combinations.
 IN_PROCESS = (

@@ -228,12 +228,12 @@ class SnapKVSession:
 
             whole = RunResult([_result_from_wire(data) for data in self._worker_results], None)
             try:
-                vectors = _load(self.paths)[0]
+                vectors, checks = _load(self.paths)
             except pytest.UsageError as error:  # a file changed since it ran
                 why = f"no triage: {error}"
             else:
                 try:
-                    triage_into(whole, vectors)
+                    triage_into(whole, vectors, checks)
                 except Exception as error:  # a bug of the kit's: never the port's failure
                     self._faults.append(str(self._fault(error)))
                 found, why = whole.triage, whole.no_triage

@@ -70,10 +70,14 @@ def wants_diagnosis(result: verdicts.Judged) -> bool:
     return result.verdict == verdicts.BROKEN_INVARIANT and result.rule != verdicts.NOT_INTEGERS
 
 
+#: What a wrong evict's diagnosis says when the adapter did not announce ``scores``.
+NO_SCORES = "no scores diagnosis: the adapter does not announce the scores capability"
+
+
 def without_scores(vector: Vector, result: verdicts.Judged) -> Diagnosis:
     """What can be said of a wrong evict without the adapter's scores: a tie it broke the
     wrong way, if that is all that differs."""
-    text = "no scores diagnosis: the adapter does not announce the scores capability"
+    text = NO_SCORES
     if result.verdict == verdicts.WRONG_VICTIMS and result.call_index is not None:
         tie = tied_selection(vector, result.call_index, result.actual)
         if tie is not None:
@@ -260,25 +264,36 @@ class Tie:
 
     @property
     def went_higher(self) -> bool:
-        """True when the port spared lower tied positions and evicted higher ones instead."""
-        spared = set(self.expected) - set(self.actual)
-        taken = set(self.actual) - set(self.expected)
-        return bool(taken) and min(taken) > max(spared)
+        """True when the port evicted exactly the highest of the tied positions, as many as
+        the reference evicts the lowest: ties broken the other way round, consistently. Any
+        other split of the tie follows no fixed order."""
+        count = len(self.expected)
+        return bool(count) and self.actual == self.positions[len(self.positions) - count :]
 
     def describe(self) -> str:
-        """A few sentences for a FAIL line."""
-        which = (
-            "the port's tie went to the higher position"
-            if self.went_higher
-            else "the port broke the tie in no fixed order"
-        )
-        return (
+        """A few sentences for a FAIL line: which way the tie went, and the mistakes that
+        break a tie so."""
+        head = (
             f"Positions {show_positions(self.positions)} are tied at pooled score "
             f"{exact(self.value)}; the lower positions go first "
-            f"({show_positions(self.expected)}), but {which} "
-            f"({show_positions(self.actual)}). The usual causes: an unstable sort (numpy's "
-            "default argsort), topk or argpartition, or a comparison that sends ties to the "
-            "higher position."
+            f"({show_positions(self.expected)}), but "
+        )
+        if self.went_higher:
+            return head + (
+                f"the port's tie went to the higher position ({show_positions(self.actual)}), "
+                "the highest tied positions evicted instead of the lowest: "
+                "a comparison that sends ties to the higher position (a max-heap or a "
+                "descending sort on position, the keepers chosen by a stable sort of the "
+                "scores alone taken from the top, `<=` where `<` was meant in a scan for the "
+                "minimum; the catalogue's ties-to-higher-position)."
+            )
+        return head + (
+            f"the port broke the tie in no fixed order ({show_positions(self.actual)}): the "
+            "signature of a selection comparing scores alone with an algorithm that is not "
+            "stable, so that its swaps decide among equal scores (libstdc++'s std::sort, "
+            "std::nth_element or std::partial_sort, torch.topk, numpy's default argsort or "
+            "argpartition, a priority queue; the catalogue's unstable selections, such as "
+            "std-sort-by-score, torch-topk-smallest and unstable-argsort)."
         )
 
 

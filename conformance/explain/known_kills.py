@@ -6,7 +6,9 @@ every vector the port was run on, and on a vector of the committed suite what a 
 is a fact of the suite and the catalogue. This module keeps those facts in
 ``conformance/data/kills.json``, each vector's entry with a digest of its canonical text, so
 an entry is used only for the very vector it was computed on (an edited or user-written vector
-is replayed instead). For each vector and each mistake the file says one of three things:
+is replayed instead). Each protocol check has an entry too (``"check": true``): the mistakes
+and protocol-level choices it fails, each with the digest of what its judgement decides. For
+each vector and each mistake the file says one of three things:
 
 - nothing: the mistake is *inert* there: its answers, and the sums and pooled scores of every
   evict, are the reference's bit for bit. Made together with other mistakes, it changes
@@ -32,18 +34,30 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance import mutants
+from conformance.explain.play import check_outcome, play, play_check
 from conformance.explain.play import digest as answers_digest
-from conformance.explain.play import play
 from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants.model import Model
 from conformance.spec import resources
 from conformance.suite import layout
+from conformance.suite.protocol_checks import ProtocolCheck, dumps_check
 from conformance.suite.vectors import Vector, dumps_vector, vector_fields
 
 PATH = resources.data_path("kills.json")
+#: A protocol check's outcome when it passes (:func:`~conformance.explain.play.check_outcome`).
+PASSED = ("pass",)
 
 
 def digest(vector: Any) -> str:
+    """The SHA-256 of an item's canonical text: a vector's (:func:`vector_digest`), or a protocol
+    check's (:func:`~conformance.suite.protocol_checks.dumps_check`; the committed files are that
+    text)."""
+    if isinstance(vector, ProtocolCheck):
+        return hashlib.sha256(dumps_check(vector).encode("utf-8")).hexdigest()
+    return vector_digest(vector)
+
+
+def vector_digest(vector: Any) -> str:
     """The SHA-256 of the vector's canonical text (:func:`conformance.suite.vectors.dumps_vector`).
 
     A vector read from a file in the canonical layout keeps each call's line, which is that
@@ -72,18 +86,41 @@ class Kill:
 
 @dataclass(frozen=True)
 class Known:
-    """What the catalogue answers on one committed vector."""
+    """What the catalogue answers on one committed vector or protocol check (``check``)."""
 
     kills: Mapping[str, Kill]
     moved: frozenset[str]
+    check: bool = False
 
     def inert(self, name: str) -> bool:
         return name not in self.kills and name not in self.moved
 
 
-def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
+def check_entry(check: ProtocolCheck, names: Sequence[str] | None = None) -> dict[str, Any]:
+    """The file's entry for a protocol check: replay it on every catalogued mistake and
+    protocol-level choice (or those ``names``) and keep those it fails, each with the digest
+    of what its judgement decides (:func:`~conformance.explain.play.check_outcome`); a check
+    has no scores, so nothing is ``moved``."""
+    chosen = (
+        [mutants.lookup(name) for name in names]
+        if names
+        else [*mutants.CATALOGUE, *mutants.PROTOCOL]
+    )
+    kills: dict[str, list[Any]] = {}
+    for mutant in chosen:
+        outcome = check_outcome(play_check(mutant.policy, check))
+        if outcome != PASSED:
+            seen = answers_digest((outcome,))
+            kills[mutant.name] = [0, seen, seen]
+    return {"digest": digest(check), "check": True, "kills": kills, "moved": []}
+
+
+def entry(vector: Vector | ProtocolCheck, names: Sequence[str] | None = None) -> dict[str, Any]:
     """The file's entry for ``vector``: replay every catalogued mistake (or those ``names``)
-    with its scores traced, and compare with the reference's."""
+    with its scores traced, and compare with the reference's. The protocol-level choices are
+    inert on every vector (they read lines no vector sends) and are left out."""
+    if isinstance(vector, ProtocolCheck):
+        return check_entry(vector, names)
 
     expected = expected_outcomes(vector)
     reference = play(Model, vector, trace=True)
@@ -91,6 +128,8 @@ def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
     moved: list[str] = []
     chosen = [mutants.lookup(name) for name in names] if names else mutants.CATALOGUE
     for mutant in chosen:
+        if mutant.family == "protocol":
+            continue
         played = play(mutant.policy, vector, trace=True)
         if played.outcomes != expected:
             first = next(
@@ -141,7 +180,7 @@ def load(vectors: Sequence[Any]) -> dict[str, Known]:
             moved = frozenset(str(name) for name in item["moved"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             continue
-        known[vector.id] = Known(kills, moved)
+        known[vector.id] = Known(kills, moved, bool(item.get("check", False)))
     return known
 
 

@@ -14,13 +14,15 @@ An *outcome* is what one answer decides: ``("ok",)``, ``("victims", (...))``,
 from __future__ import annotations
 
 import hashlib
+import io
 import json
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from conformance.judge.verdicts import Judged
 from conformance.mutants._base import Mutant
 from conformance.mutants.model import Model
 from conformance.policy.reference import PolicyError
@@ -121,3 +123,98 @@ def compose(parts: Sequence[Mutant]) -> type[Model] | None:
         return type("+".join(part.name for part in parts), tuple(p.policy for p in parts), {})
     except TypeError:  # no consistent method resolution order
         return None
+
+
+# -- protocol checks ---------------------------------------------------------------------------
+
+#: The line-level hooks of the model (steps ``line-text``, ``blank-lines``, ``repeated-names``
+#: and ``id-reading``): a policy that keeps them all is answered by the reference session.
+_LINE_HOOKS = ("line_text", "member_pairs", "read_id", "answers_blank_lines")
+
+
+def reads_lines_otherwise(policy: type[Model]) -> bool:
+    """Whether ``policy`` makes a line-level choice (reads a line otherwise than the
+    reference adapter does)."""
+    return any(getattr(policy, hook) is not getattr(Model, hook) for hook in _LINE_HOOKS)
+
+
+def answer_lines(
+    policy: type[Model], lines: Iterable[bytes], implementation: Mapping[str, str] | None = None
+) -> Iterator[bytes | None]:
+    """The answer lines (without LF) an adapter serving ``policy`` writes for ``lines``, one
+    as each line is read, until ``bye``: the reference adapter's session
+    (:class:`conformance.adapter.server.Session`) with the policy's line-level choices (how a
+    line's text is decoded, whether a blank line is answered, which of repeated names counts,
+    how an id is read), each answer encoded as the reference adapter encodes it.
+
+    A policy that raises (a mistake that crashes, as in :func:`play`) ends the answers with
+    None, where a port's process dies (the reference adapter would answer ``unsupported`` and
+    go on)."""
+    # Here, not at the top: the vectors' replay needs no adapter session.
+    from conformance.adapter.server import Session, encode_or_refuse
+
+    session = Session(
+        policy, implementation or {"name": "triage", "language": "python", "version": "0"}
+    )
+    for line in lines:
+        blank = line[:1] != b"{" and not line.strip(b" \t\r\n")
+        if blank and not policy.answers_blank_lines:
+            continue
+        with np.errstate(all="ignore"):
+            answer = _line_answer(session, policy, line)
+        if answer is None:
+            yield None
+            return
+        yield encode_or_refuse(answer).rstrip(b"\n")
+        if session.finished:
+            return
+
+
+def play_check(policy: type[Model], check: Any) -> Judged:
+    """Replay the protocol check ``check`` on ``policy`` in process (:func:`answer_lines`) and
+    judge it, as :func:`conformance.judge.check_answers.judge_check` judges a port's answer
+    lines: the session ends with status 0, or 1 where the policy crashed."""
+    from conformance.judge.check_answers import judge_check
+
+    answers = list(answer_lines(policy, io.BytesIO(check.payload).readlines()))
+    crashed = bool(answers) and answers[-1] is None
+    written = [answer for answer in answers if answer is not None]
+    return judge_check(check, written, exit_status=1 if crashed else 0)
+
+
+def _line_answer(session: Any, policy: type[Model], line: bytes) -> dict[str, Any] | None:
+    """The answer to ``line`` read with ``policy``'s line-level choices (the reference
+    adapter's reading where it makes none); None when the policy raises (it crashed)."""
+    from conformance.adapter.server import decode_request
+    from conformance.spec.protocol import refusal, refuse_constant
+
+    try:
+        if reads_lines_otherwise(policy):
+            text = policy.line_text(line)
+            decoder = json.JSONDecoder(
+                parse_constant=refuse_constant, object_pairs_hook=policy.member_pairs
+            )
+            request = decoder.decode(text)
+            if isinstance(request, dict) and "id" in request:
+                request["id"] = policy.read_id(request["id"])
+        else:
+            request = decode_request(line, weights_checked=True)
+            if session.reads_weight_text:
+                request = session.as_written(request, line)
+    except (ValueError, RecursionError) as error:  # a DecodeError is a ValueError
+        return refusal(None, "bad-request", f"request is not a JSON object line: {error}")
+    try:
+        return session.answer(request)
+    except Exception:  # a mistake that crashes: a port's process would die here
+        return None
+
+
+def check_outcome(judged: Any) -> Outcome:
+    """What a check's judgement decides, as triage compares it with a port's: ``("pass",)``,
+    or the verdict, the line it is about and the answer there (expected and actual, as the
+    judge kept them), without the message's words."""
+    if judged.passed:
+        return ("pass",)
+    actual = json.dumps(judged.actual, sort_keys=True, default=str)
+    expected = json.dumps(judged.expected, sort_keys=True, default=str)
+    return ("check", judged.verdict, judged.call_index, expected, actual)

@@ -66,6 +66,11 @@ def judge_check(
             skipped = set(range(line)) - {other["line"] for other in check.expect}
             if kind == verdicts.PROTOCOL_ERROR and skipped and "id" in message:
                 message += " (the answers are out of step: was a blank line answered?)"
+            rule = None
+            if kind == verdicts.BROKEN_INVARIANT:
+                # The victims' own rule is broken, whatever the check pins: it is named, and
+                # the verdict is the one a vector gives the same list.
+                said, rule = f"{VICTIMS_ASCENDING}: {_show(request)}: ", verdicts.NOT_ASCENDING
             # an adapter's answer can be huge: what is kept is bounded
             return verdicts.Verdict(
                 check.id,
@@ -75,6 +80,7 @@ def judge_check(
                 said + message,
                 verdicts.kept(expected),
                 verdicts.kept(actual),
+                rule,
             )
     if len(answers) > len(check.expect):
         extra = answers[len(check.expect)]
@@ -99,6 +105,24 @@ def judge_check(
             exit_status=exit_status,
         )
     return verdicts.Verdict(check.id, verdicts.PASS)
+
+
+#: The rule a victims list out of order breaks, quoted by a check whatever it pins.
+VICTIMS_ASCENDING = (
+    "SPEC.md §2.4: victims are returned in ascending position order (not in rank order)"
+)
+
+
+def _out_of_order(victims: list[Any]) -> str | None:
+    """Why a list of integer victims is not strictly ascending, in the vector judge's words,
+    or None (a list holding anything else is judged as a wrong list)."""
+    if not all(type(v) is int for v in victims):
+        return None
+    for before, after in itertools.pairwise(victims):
+        if after <= before:
+            what = f"repeat position {after}" if after == before else f"put {after} after {before}"
+            return f"victims must be strictly ascending, but they {what}"
+    return None
 
 
 def _capabilities(first: bytes) -> tuple[str, ...]:
@@ -190,6 +214,9 @@ def _outcome_fault(
                 item["victims"],
                 victims,
             )
+        order = _out_of_order(victims)
+        if order is not None:
+            return verdicts.BROKEN_INVARIANT, order, item["victims"], victims
         if victims != item["victims"] or not all(
             same_integer(v, w) for v, w in zip(victims, item["victims"], strict=False)
         ):

@@ -29,11 +29,14 @@ Invariant: the mistakes as policies, nothing more: imports only :mod:`conformanc
 from __future__ import annotations
 
 from conformance.mutants import (  # noqa: F401
+    paging,
     params,
     pooling,
+    protocol,
     realworld,
     ring,
     selection,
+    sorting,
     steps,
     summation,
 )
@@ -41,12 +44,28 @@ from conformance.mutants._base import Mutant, registered
 
 #: The families in the order SPEC.md §2 meets them: construction, step, ring, sums, pooling,
 #: selection.
-FAMILIES = ("params", "steps", "ring", "summation", "pooling", "selection", "realworld")
+FAMILIES = (
+    "params",
+    "steps",
+    "ring",
+    "summation",
+    "pooling",
+    "selection",
+    "sorting",
+    "paging",
+    "realworld",
+)
 #: Every catalogued mutant, by family and then in the order each family module lists them.
 CATALOGUE: tuple[Mutant, ...] = tuple(
-    sorted(registered(), key=lambda mutant: FAMILIES.index(mutant.family))
+    sorted(
+        (mutant for mutant in registered() if mutant.family in FAMILIES),
+        key=lambda mutant: FAMILIES.index(mutant.family),
+    )
 )
-BY_NAME: dict[str, Mutant] = {m.name: m for m in CATALOGUE}
+#: The protocol-level choices (:mod:`~conformance.mutants.protocol`): inert on every vector,
+#: judged on the protocol checks; the triage searches them with the catalogue.
+PROTOCOL: tuple[Mutant, ...] = tuple(m for m in registered() if m.family == "protocol")
+BY_NAME: dict[str, Mutant] = {m.name: m for m in (*CATALOGUE, *PROTOCOL)}
 
 #: Mistakes considered for the catalogue and dropped because no input can tell them from the
 #: reference (victims and error kinds are all a vector observes), each with the argument.

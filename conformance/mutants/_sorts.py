@@ -17,13 +17,34 @@ as it does, and returns the same permutation of indices on every machine.
 - :func:`numpy_argpartition`: ``np.argpartition(values, kth)``, as numpy's portable introselect
   does it (median-of-3 quickselect, a quadratic selection for a ``kth`` within 3 of the start,
   median of medians of 5 past ``2 * floor(log2(n))`` rounds).
+- :func:`std_sort`, :func:`std_nth_element` and :func:`std_partial_sort`: the C++ standard
+  library's ``std::sort``, ``std::nth_element`` and ``std::partial_sort`` as libstdc++ (GCC's,
+  ``bits/stl_algo.h`` and ``bits/stl_heap.h``) writes them: introsort (median-of-3 quicksort,
+  heapsort past ``2 * floor(log2(n))`` levels, one insertion sort over the whole at the end),
+  introselect (the same partition, a heap selection past the depth limit, insertion sort below
+  4 elements) and heap selection (a max-heap of the first ``middle`` elements, then sorted).
+  Each permutes a list in place with the port's own ``less``, called exactly as libstdc++ calls
+  its comparator.
+- :func:`java_priority_queue_polls`: the indices ``java.util.PriorityQueue`` polls first when
+  the indices are offered in order and compared by value alone (OpenJDK's ``siftUp`` and
+  ``siftDown``).
+- :func:`torch_topk`: ``torch.topk(values, k, largest=...)`` on the CPU, as PyTorch's
+  ``aten/src/ATen/native/TopKImpl.h`` runs it: (value, index) pairs compared by value alone,
+  ``std::partial_sort`` when ``k * 64 <= n``, otherwise ``std::nth_element`` at ``k - 1`` and
+  ``std::sort`` of the ``k - 1`` before it.
 
-Both take the values as a sequence of floats and return indices into it.
+numpy's take the values as a sequence of floats and return indices into it; the C++ ones take a
+list and a ``less``, as the C++ takes iterators and a comparator.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+Less = Callable[[Any, Any], bool]
 
 #: numpy's insertion-sort threshold: a part of at most 16 elements is insertion-sorted.
 _SMALL_QUICKSORT = 15
@@ -228,3 +249,290 @@ def _median5(v: Sequence[float], order: list[int], start: int) -> int:
     if v[order[start + 3]] < v[order[start + 2]]:
         return 1 if v[order[start + 3]] < v[order[start + 1]] else 3
     return 2
+
+
+# -- libstdc++ (GCC's C++ standard library) --------------------------------------------------
+
+#: libstdc++'s ``_S_threshold``: parts of at most 16 elements are left to the final insertion sort.
+_STL_THRESHOLD = 16
+
+
+def _lg(n: int) -> int:
+    """libstdc++'s ``std::__lg``: floor(log2(n)) for n >= 1."""
+    return n.bit_length() - 1
+
+
+def std_sort(items: list[T], less: Less) -> None:
+    """``std::sort(items.begin(), items.end(), less)`` as libstdc++ runs it, in place."""
+    if items:
+        _introsort_loop(items, 0, len(items), _lg(len(items)) * 2, less)
+        _final_insertion_sort(items, 0, len(items), less)
+
+
+def std_nth_element(items: list[T], nth: int, less: Less) -> None:
+    """``std::nth_element(items.begin(), items.begin() + nth, items.end(), less)`` as
+    libstdc++ runs it, in place (``nth == len(items)`` changes nothing, as in C++)."""
+    if not 0 <= nth <= len(items):
+        raise ValueError(f"nth {nth} is out of bounds for {len(items)} items")
+    if not items or nth == len(items):
+        return
+    _stl_introselect(items, 0, nth, len(items), _lg(len(items)) * 2, less)
+
+
+def std_partial_sort(items: list[T], middle: int, less: Less) -> None:
+    """``std::partial_sort(items.begin(), items.begin() + middle, items.end(), less)`` as
+    libstdc++ runs it, in place: the ``middle`` least, sorted, in front."""
+    if not 0 <= middle <= len(items):
+        raise ValueError(f"middle {middle} is out of bounds for {len(items)} items")
+    _heap_select(items, 0, middle, len(items), less)
+    _sort_heap(items, 0, middle, less)
+
+
+def _move_median_to_first(
+    items: list[Any], result: int, a: int, b: int, c: int, less: Less
+) -> None:
+    def swap(i: int, j: int) -> None:
+        items[i], items[j] = items[j], items[i]
+
+    if less(items[a], items[b]):
+        if less(items[b], items[c]):
+            swap(result, b)
+        elif less(items[a], items[c]):
+            swap(result, c)
+        else:
+            swap(result, a)
+    elif less(items[a], items[c]):
+        swap(result, a)
+    elif less(items[b], items[c]):
+        swap(result, c)
+    else:
+        swap(result, b)
+
+
+def _unguarded_partition(items: list[Any], first: int, last: int, pivot: int, less: Less) -> int:
+    while True:
+        while less(items[first], items[pivot]):
+            first += 1
+        last -= 1
+        while less(items[pivot], items[last]):
+            last -= 1
+        if not first < last:
+            return first
+        items[first], items[last] = items[last], items[first]
+        first += 1
+
+
+def _unguarded_partition_pivot(items: list[Any], first: int, last: int, less: Less) -> int:
+    mid = first + (last - first) // 2
+    _move_median_to_first(items, first, first + 1, mid, last - 1, less)
+    return _unguarded_partition(items, first + 1, last, first, less)
+
+
+def _introsort_loop(items: list[Any], first: int, last: int, depth: int, less: Less) -> None:
+    while last - first > _STL_THRESHOLD:
+        if depth == 0:
+            _heap_select(items, first, last, last, less)  # std::__partial_sort(first, last, last)
+            _sort_heap(items, first, last, less)
+            return
+        depth -= 1
+        cut = _unguarded_partition_pivot(items, first, last, less)
+        _introsort_loop(items, cut, last, depth, less)
+        last = cut
+
+
+def _stl_introselect(
+    items: list[Any], first: int, nth: int, last: int, depth: int, less: Less
+) -> None:
+    while last - first > 3:
+        if depth == 0:
+            _heap_select(items, first, nth + 1, last, less)
+            items[first], items[nth] = items[nth], items[first]
+            return
+        depth -= 1
+        cut = _unguarded_partition_pivot(items, first, last, less)
+        if cut <= nth:
+            first = cut
+        else:
+            last = cut
+    _insertion_sort(items, first, last, less)
+
+
+def _unguarded_linear_insert(items: list[Any], last: int, less: Less) -> None:
+    value = items[last]
+    after = last - 1
+    while less(value, items[after]):
+        items[last] = items[after]
+        last = after
+        after -= 1
+    items[last] = value
+
+
+def _insertion_sort(items: list[Any], first: int, last: int, less: Less) -> None:
+    if first == last:
+        return
+    for i in range(first + 1, last):
+        if less(items[i], items[first]):
+            value = items[i]
+            items[first + 1 : i + 1] = items[first:i]  # std::move_backward
+            items[first] = value
+        else:
+            _unguarded_linear_insert(items, i, less)
+
+
+def _final_insertion_sort(items: list[Any], first: int, last: int, less: Less) -> None:
+    if last - first > _STL_THRESHOLD:
+        _insertion_sort(items, first, first + _STL_THRESHOLD, less)
+        for i in range(first + _STL_THRESHOLD, last):  # std::__unguarded_insertion_sort
+            _unguarded_linear_insert(items, i, less)
+    else:
+        _insertion_sort(items, first, last, less)
+
+
+def _push_heap(items: list[Any], first: int, hole: int, top: int, value: Any, less: Less) -> None:
+    parent = (hole - 1) // 2
+    while hole > top and less(items[first + parent], value):
+        items[first + hole] = items[first + parent]
+        hole = parent
+        parent = (hole - 1) // 2
+    items[first + hole] = value
+
+
+def _adjust_heap(
+    items: list[Any], first: int, hole: int, length: int, value: Any, less: Less
+) -> None:
+    top = hole
+    child = hole
+    while child < (length - 1) // 2:
+        child = 2 * (child + 1)
+        if less(items[first + child], items[first + child - 1]):
+            child -= 1
+        items[first + hole] = items[first + child]
+        hole = child
+    if length & 1 == 0 and child == (length - 2) // 2:
+        child = 2 * (child + 1)
+        items[first + hole] = items[first + child - 1]
+        hole = child - 1
+    _push_heap(items, first, hole, top, value, less)
+
+
+def _pop_heap(items: list[Any], first: int, last: int, result: int, less: Less) -> None:
+    value = items[result]
+    items[result] = items[first]
+    _adjust_heap(items, first, 0, last - first, value, less)
+
+
+def _make_heap(items: list[Any], first: int, last: int, less: Less) -> None:
+    length = last - first
+    if length < 2:
+        return
+    parent = (length - 2) // 2
+    while True:
+        _adjust_heap(items, first, parent, length, items[first + parent], less)
+        if parent == 0:
+            return
+        parent -= 1
+
+
+def _heap_select(items: list[Any], first: int, middle: int, last: int, less: Less) -> None:
+    _make_heap(items, first, middle, less)
+    for i in range(middle, last):
+        if less(items[i], items[first]):
+            _pop_heap(items, first, middle, i, less)
+
+
+def _sort_heap(items: list[Any], first: int, last: int, less: Less) -> None:
+    while last - first > 1:
+        last -= 1
+        _pop_heap(items, first, last, last, less)
+
+
+# -- PyTorch's CPU topk ---------------------------------------------------------------------
+
+
+def torch_topk(values: Sequence[float], k: int, *, largest: bool) -> list[int]:
+    """The indices ``torch.topk(values, k, largest=largest).indices`` gives on the CPU
+    (``sorted=True``, the default), as ``TopKImpl.h`` computes them: (value, index) pairs
+    compared by value alone (NaN counts as the largest), ``std::partial_sort`` of the first
+    ``k`` when ``k * 64 <= n``, otherwise ``std::nth_element`` at ``k - 1`` and ``std::sort``
+    of the ``k - 1`` before it; the first ``k`` pairs' indices, in that order."""
+    n = len(values)
+    if not 0 <= k <= n:
+        raise ValueError(f"k {k} is out of range for {n} values")
+    if k == 0:
+        return []
+    queue = [(float(value), index) for index, value in enumerate(values)]
+
+    def nan(x: float) -> bool:
+        return x != x
+
+    if largest:
+
+        def less(x: tuple[float, int], y: tuple[float, int]) -> bool:
+            return (nan(x[0]) and not nan(y[0])) or x[0] > y[0]
+    else:
+
+        def less(x: tuple[float, int], y: tuple[float, int]) -> bool:
+            return (not nan(x[0]) and nan(y[0])) or x[0] < y[0]
+
+    if k * 64 <= n:
+        std_partial_sort(queue, k, less)
+    else:
+        std_nth_element(queue, k - 1, less)
+        head = queue[: k - 1]
+        std_sort(head, less)
+        queue[: k - 1] = head
+    return [index for _, index in queue[:k]]
+
+
+# -- OpenJDK's java.util.PriorityQueue --------------------------------------------------------
+
+
+def java_priority_queue_polls(values: Sequence[float], count: int) -> list[int]:
+    """The first ``count`` indices polled from a ``java.util.PriorityQueue<Integer>`` ordered by
+    ``Double.compare(values[a], values[b])``, the indices ``0, 1, ...`` offered in that order:
+    OpenJDK's binary heap (``offer`` sifts up, ``poll`` moves the last element to the root and
+    sifts it down, the smaller child winning only when strictly smaller)."""
+
+    def compare(a: int, b: int) -> int:  # Double.compare: no NaN here; -0.0 below +0.0
+        left, right = float(values[a]), float(values[b])
+        if left < right:
+            return -1
+        if left > right:
+            return 1
+        left_bits = math.copysign(1.0, left)
+        right_bits = math.copysign(1.0, right)
+        return (left_bits > right_bits) - (left_bits < right_bits)
+
+    queue: list[int] = []
+    for item in range(len(values)):  # offer: siftUpUsingComparator
+        at = len(queue)
+        queue.append(item)
+        while at > 0:
+            parent = (at - 1) >> 1
+            above = queue[parent]
+            if compare(item, above) >= 0:
+                break
+            queue[at] = above
+            at = parent
+        queue[at] = item
+    polled: list[int] = []
+    for _ in range(min(count, len(values))):  # poll: siftDownUsingComparator
+        polled.append(queue[0])
+        last = queue.pop()
+        size = len(queue)
+        if not size:
+            break
+        at, half = 0, size >> 1
+        while at < half:
+            child = 2 * at + 1
+            smaller = queue[child]
+            right = child + 1
+            if right < size and compare(smaller, queue[right]) > 0:
+                child = right
+                smaller = queue[child]
+            if compare(last, smaller) <= 0:
+                break
+            queue[at] = smaller
+            at = child
+        queue[at] = last
+    return polled

@@ -21,7 +21,8 @@ The state is public, plain and numpy:
   the slots written so far, ``width`` of them; later ones are zero). Values are the stored
   weights, widened exactly.
 - ``slot``: the shared ring cursor; ``calls``: how many ``step`` calls arrived, refused ones
-  included; ``per_row``: per kept entry state some choices keep (see :attr:`Model.PER_ROW`).
+  included; ``admitting``: the position the current step admits, once judged;
+  ``per_row``: per kept entry state some choices keep (see :attr:`Model.PER_ROW`).
 
 Sums are float64 by default and added one column at a time, slot 0 upward, from ``+0.0``: the
 additions of SPEC.md §2.4 in their order. A choice that changes the precision or the order
@@ -75,6 +76,12 @@ class Step:
 
 #: The steps, in the order SPEC.md meets them.
 STEPS: tuple[Step, ...] = (
+    # -- lines (§3.1): how an adapter reads a request line; only protocol checks send what
+    # -- these choices read otherwise (conformance.explain.play.play_check) -------------------
+    Step("line-text", "lines are strict UTF-8", "§3.1", ("line_text",)),
+    Step("blank-lines", "a blank line gets no answer", "§3.1", ("answers_blank_lines",)),
+    Step("repeated-names", "the last of repeated member names counts", "§3.1", ("member_pairs",)),
+    Step("id-reading", "an integer id is echoed exactly, whatever its size", "§3.1", ("read_id",)),
     # -- construction (§2.1, §3.2) ---------------------------------------------------------------
     Step("lifecycle", "what new does to the policy it replaces", "§3.2", ("construct",)),
     Step("seed", "how the seed is read", "§2.1", ("check_seed",)),
@@ -114,6 +121,7 @@ STEPS: tuple[Step, ...] = (
     Step("subnormals", "subnormal weights", "§2.3", ("flush",)),
     Step("weight-check", "finite and not negative; -0.0 is zero", "§2.3", ("check_weights",)),
     Step("history-storage", "history stored as float32", "§2.6", ("store",)),
+    Step("row-scale", "a step's weights are written as they came", "§2.3", ("rescale_row",)),
     Step("ring", "one shared cursor over obsWindow slots", "§2.3", ("write", "ring_size")),
     Step("admission", "a new position's history is all zeros", "§2.3", ("fresh_row",)),
     # -- evict (§2.4) ---------------------------------------------------------------------------
@@ -175,6 +183,26 @@ class Model:
     #: Record the sums and pooled scores of every evict in ``trace`` (for the shipped
     #: outcomes: a choice that changes no score and no answer on a vector is inert there).
     tracing: ClassVar[bool] = False
+    #: Whether a blank line (spaces, tabs and CRs only) is answered (step ``blank-lines``).
+    answers_blank_lines: ClassVar[bool] = False
+
+    # -- lines -------------------------------------------------------------------------------
+
+    @staticmethod
+    def line_text(line: bytes) -> str:
+        """A request line's text: strict UTF-8 (raise :class:`UnicodeDecodeError`)."""
+        return line.decode("utf-8")
+
+    @staticmethod
+    def member_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        """A JSON object from its members in order: the last of repeated names counts."""
+        return dict(pairs)
+
+    @staticmethod
+    def read_id(value: Any) -> Any:
+        """A request's ``id`` as the port holds it: exactly as written (raise ValueError when
+        the port's reader fails on it, which fails the whole line)."""
+        return value
 
     # -- construction ------------------------------------------------------------------------
 
@@ -197,6 +225,7 @@ class Model:
         self.last_admitted: int | None = None
         self.slot = 0
         self.calls = 0
+        self.admitting: int | None = None
         #: The current step's weights as the request writes them (None where it holds a plain
         #: number): what a choice that parses the decimal itself reads.
         self.written: list[str | None] = []
@@ -297,6 +326,7 @@ class Model:
         except PolicyError as error:
             self.on_refusal(pos, position, attn, error)
             raise
+        self.admitting = position
         self.record(weights)
         self.admit(position)
 
@@ -407,10 +437,14 @@ class Model:
         if weights is None:
             self.on_null()
             return
-        weights = self.arriving(weights)
+        weights = self.arriving(self.rescale_row(weights))
         self.observe(weights)
         self.write(weights)
         self.writes += 1
+
+    def rescale_row(self, weights: np.ndarray) -> np.ndarray:
+        """What a recorded step's row holds: its weights as they came."""
+        return weights
 
     def ring_size(self) -> int:
         """The ring's slots."""

@@ -9,6 +9,7 @@ transcribed from it is reproduced call for call and the triage can name the part
 from __future__ import annotations
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
+from conformance.mutants.paging import PagedEviction
 from conformance.mutants.params import BooleanParamAccepted
 from conformance.mutants.pooling import (
     AveragePooling,
@@ -17,6 +18,7 @@ from conformance.mutants.pooling import (
     RecentExcludedFromPooling,
 )
 from conformance.mutants.selection import ArgpartitionSelection, TopkKeepers, VictimsInRankOrder
+from conformance.mutants.sorting import WindowPaddedKeepers
 from conformance.mutants.steps import (
     BooleanPositionAccepted,
     BooleanWeightAccepted,
@@ -69,6 +71,35 @@ class OpenVinoNormSum(NormByAge, OpenVinoSum):
     """OpenVINO's SUM score divided by the number of observed steps since admission."""
 
 
+@mutant(
+    "openvino-paged",
+    rule="§2.4: window sums max-pooled over [i - r, i + r], exactly max(0, len(kept) - budget) "
+    "victims, the lowest (pooled, position) candidates",
+    origin="OpenVINO GenAI's decode-time cache eviction as a whole (cache_eviction.cpp): SUM "
+    "scores accumulated from each step's forward-max-pooled row, and whole blocks of 16 tokens "
+    "evicted once a block is over budget, the blocks with the lowest sums first",
+    keywords=("openvino-paged",),
+    witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
+)
+class OpenVinoPaged(PagedEviction, OpenVinoSum):
+    """OpenVINO's SUM scores (cumulative, each row forward-max-pooled on arrival), evicted in
+    whole blocks of 16."""
+
+
+@mutant(
+    "pool-forward-on-arrival",
+    rule="§2.4: sum each ring first, then max-pool the sums over the centred window [i - r, i + r]",
+    origin="OpenVINO GenAI's per-step pooling (`_max_pool` over idx .. idx + window - 1 as each "
+    "step's scores arrive) kept, with SnapKV's window sums: each recorded row is max-pooled "
+    "ahead only, and the ring of pooled rows is summed, with no pooling at eviction",
+    keywords=("pooled ahead as it arrives",),
+    witness=Witness(params(3, 1, 1, 3), (*steps(0, 3), step(3, [1.0, 0.25, 0.5]), EVICT)),
+)
+class PoolForwardOnArrival(PoolRowsOnArrival, ForwardOnlyPooling):
+    """Each recorded row max-pooled over ``[i, i + poolKernel - 1]`` as it arrives; the window
+    sums of the pooled rows are the scores."""
+
+
 # -- the official SnapKV code and kvpress ------------------------------------------------------
 
 
@@ -106,14 +137,23 @@ class OfficialSnapKVAvgpool(AveragePooling, OfficialSnapKVMaxpool):
     "kvpress-snapkv",
     rule="§2.4: max pooling over the window (recent entries included) of the window sums",
     origin="NVIDIA kvpress's SnapKVPress adapted to decode time in float32: the window's "
-    "attention averaged (`mean(dim=-2)`), scores smoothed by `F.avg_pool1d` with zero padding, "
-    "the observation window left out of the pooling and kept by topk",
+    "attention averaged (`mean(dim=-2)`), scores smoothed by `F.avg_pool1d` with zero padding "
+    "over the candidates (the protected window left out of the pooling), the window's scores "
+    "padded with the candidates' maximum and the keepers chosen by topk over every entry",
     keywords=("kvpress",),
     witness=Witness(params(3, 0, 1, 3), (*steps(0, 3), step(3, [0.25, 0.25, 0.25]), EVICT)),
 )
-class KvpressSnapKV(MeanOverWindow, OfficialSnapKVAvgpool):
+class KvpressSnapKV(
+    MeanOverWindow,
+    AveragePooling,
+    Float32Accumulation,
+    PairwiseSummation,
+    RecentExcludedFromPooling,
+    WindowPaddedKeepers,
+):
     """The float32 mean over the window, average pooling with zero padding among the
-    candidates only, and the keepers chosen by topk."""
+    candidates only, the window padded with the candidates' maximum, and the keepers chosen by
+    topk over every entry."""
 
 
 # -- the kit's own C template, built for speed ----------------------------------------------------

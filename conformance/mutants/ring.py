@@ -159,6 +159,46 @@ class PerPositionCursor(Model):
 
 
 @mutant(
+    "slot-from-call-count",
+    rule="§2.3: the cursor moves once per recorded step; null and refused steps leave it",
+    origin="the ring slot taken from a step clock, `calls % obsWindow`, where the clock "
+    "counts every step call (null steps and refused calls included), as a decode loop's step "
+    "counter does",
+    keywords=("step clock", "calls % obswindow", "counts calls"),
+    witness=Witness(
+        params(2, 1, 2, 1), (step(0), step(2, [0.5]), step(2), step(3, [1.0, 1.0]), EVICT)
+    ),
+)
+class SlotFromCallCount(Model):
+    """Writes each recorded step to slot ``(step calls before it) % obsWindow``: every step
+    call, null or refused, ticks the clock."""
+
+    def write(self, weights: np.ndarray) -> None:
+        size = self.ring_size()
+        slot = (self.calls - 1) % size
+        self.put(slot, weights)
+        self.slot = (slot + 1) % size
+
+
+@mutant(
+    "slot-from-position",
+    rule="§2.3: one shared cursor moves on by one slot per recorded step",
+    origin="the ring slot taken from the position being admitted, `pos % obsWindow`, as if "
+    "positions were step numbers (they are, until a gap or a null step)",
+    keywords=("pos % obswindow", "slot from the position"),
+    witness=Witness(params(1, 0, 2, 1), (step(0, []), step(1, [1.0]), step(3, [0.0, 0.5]), EVICT)),
+)
+class SlotFromPosition(Model):
+    """Writes each recorded step to slot ``pos % obsWindow`` of the position it admits."""
+
+    def write(self, weights: np.ndarray) -> None:
+        size = self.ring_size()
+        slot = int(self.admitting or 0) % size
+        self.put(slot, weights)
+        self.slot = (slot + 1) % size
+
+
+@mutant(
     "cursor-sticks-at-end",
     rule="§2.3: the cursor moves to (slot + 1) % obsWindow, back to 0 after the last slot",
     origin="`slot = min(slot + 1, obsWindow - 1)` (or a bounds check in place of the modulo): "

@@ -250,8 +250,10 @@ class RecentByCalls(Model):
 @mutant(
     "ties-to-higher-position",
     rule="§2.4: equal pooled scores evict the lower position",
-    origin="a max-heap or a descending sort on position as the secondary key; or `<=` "
-    "where `<` was meant when scanning for the minimum",
+    origin="a max-heap or a descending sort on position as the secondary key; `<=` where `<` "
+    "was meant when scanning for the minimum; or the keepers chosen by a stable sort of the "
+    "scores alone taken from the top (Java's `Collections.sort` or `List.sort` with "
+    "`comparingDouble(score).reversed()`, ties left in insertion order), the rest evicted",
     keywords=("tie", "ties", "reversed comparison"),
     witness=Witness(params(1, 0, 1, 1), (*steps(0, 2), EVICT)),
 )

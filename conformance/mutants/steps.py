@@ -768,6 +768,71 @@ class SingleRounding(Model):
         return [decimal_to_float32(value, text) for value, text in zip(values, texts, strict=True)]
 
 
+FLOAT32_MIN_NORMAL = 2.0**-126
+#: Below this magnitude a number rounded to float32's 24 significant bits with no bound on the
+#: exponent stays below the smallest normal float32: glibc judges tininess so (after rounding,
+#: as on x86). It is the midpoint between 2^-126 and the 24-bit number below it, which rounds
+#: to even, up to 2^-126.
+TINY_BELOW = Fraction(2) ** -126 - Fraction(2) ** -151
+
+
+def strtof_range_error(exact: Fraction) -> bool:
+    """Whether glibc's ``strtof`` sets ``errno = ERANGE`` for the decimal ``exact`` (what makes
+    ``std::stof`` throw ``std::out_of_range``): its float32 overflows, or it is tiny (below the
+    smallest normal float32 once rounded to 24 significant bits) and not exactly the float32
+    it reads as (an exactly written subnormal is read without complaint)."""
+    if exact == 0:
+        return False
+    read = round_to(exact, FLOAT32)
+    if math.isinf(read):
+        return True
+    return abs(exact) < TINY_BELOW and Fraction(read) != exact
+
+
+@mutant(
+    "std-stof",
+    rule="§2.3, §2.6: a weight is the nearest float64 rounded to float32, and every finite "
+    "float32 is accepted, subnormals included",
+    origin="C++'s `std::stof` on the weight's text: `strtof` reads the decimal straight to "
+    "float32 (one rounding), and where `strtof` sets ERANGE (an inexact subnormal or zero "
+    "result, as for 1.401298464324817e-45) `std::stof` throws `std::out_of_range`, which the "
+    "port answers as a refused weight",
+    keywords=("std::stof", "out_of_range"),
+    witness=Witness(ONE, (step(0), step(1, [1.401298464324817e-45]))),
+)
+class StdStof(Model):
+    """Reads each weight's decimal with ``std::stof``: rounded once to float32, and refused
+    (``invalid-attention``) where ``strtof`` reports a range error."""
+
+    reads_weight_text = True
+
+    def narrow(self, values: list[Any]) -> list[float]:
+        texts = self.written if len(self.written) == len(values) else [None] * len(values)
+        out = []
+        for index, (value, text) in enumerate(zip(values, texts, strict=True)):
+            if (
+                text is None
+                and type(value) is float
+                and (value == 0 or abs(value) >= FLOAT32_MIN_NORMAL)
+                and float32_literal(value) == value
+            ):
+                out.append(value)  # a normal float32 (or zero) as its shortest decimal: exact
+                continue
+            if type(value) is float and not math.isfinite(value):
+                exact = None
+            elif text is not None:
+                exact = Fraction(Decimal(text))
+            else:
+                exact = exact_value(value)
+            if exact is not None and strtof_range_error(exact):
+                raise PolicyError(
+                    "invalid-attention",
+                    f"attn[{index}]: std::stof threw std::out_of_range",
+                )
+            out.append(decimal_to_float32(value, text))
+        return out
+
+
 @mutant(
     "narrowing-half-away",
     rule="§2.3, §2.6: the float32 nearest the float64, a tie going to the even neighbour",
@@ -867,8 +932,6 @@ class RangeCheckedBeforeNarrowing(Model):
 
 
 # -- subnormals, signs, ranges -----------------------------------------------------------------
-
-FLOAT32_MIN_NORMAL = 2.0**-126
 
 
 @mutant(

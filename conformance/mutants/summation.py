@@ -21,7 +21,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from conformance.mutants._base import EPS53, Witness, mutant, params, ring_trap, step
+from conformance.mutants._base import EPS53, EVICT, Witness, mutant, params, ring_trap, step
 from conformance.mutants.model import Model
 
 EPS24 = 2.0**-24  # half an ulp of 1.0 in float32
@@ -382,6 +382,60 @@ class CumulativeSums(Model):
 
 
 @mutant(
+    "prefix-sum-window",
+    rule="§2.4: a sum adds the ring's slots, not a difference of running totals",
+    origin="a prefix sum per position (`cum[t] = cum[t - 1] + w`) and the window taken as "
+    "`cum_now - cum_then` (`cum[t] - cum[t - obsWindow]`), the O(1) window of signal "
+    "processing and cumulative-attention caches: the subtraction rounds, and a huge early "
+    "weight leaves its rounding behind",
+    keywords=("prefix sum", "cum_now - cum_then"),
+    # Answers otherwise than the reference and than running-sum, in float64 and in float32.
+    witness=Witness(
+        params(4, 1, 1, 1),
+        (
+            step(0),
+            step(1),
+            step(2, [2.0**60, 1.0]),
+            step(3, [0.5, 0.5, 0.0]),
+            step(4, [3.0, 0.0, 3.0, 1.0]),
+            EVICT,
+        ),
+    ),
+)
+class PrefixSumWindow(Model):
+    """Keeps each position's running total after every observed step since its admission (in
+    step order, from ``+0.0``) and scores the window as the latest total minus the one
+    obsWindow observed steps before (or the latest total itself, when fewer were observed)."""
+
+    PER_ROW: ClassVar[dict[str, Any]] = {"prefix": lambda model: (0.0,)}
+
+    def observe(self, weights: np.ndarray) -> None:
+        if not len(weights):
+            return
+        dtype = self.ACCUMULATOR
+        keep = self.ring_size() + 1
+        latest = np.array([totals[-1] for totals in self.per_row["prefix"]], dtype=dtype)
+        with np.errstate(over="ignore", invalid="ignore"):
+            latest = latest + weights.astype(dtype)
+        self.per_row["prefix"] = [
+            (*totals, total)[-keep:]
+            for totals, total in zip(self.per_row["prefix"], latest.tolist(), strict=True)
+        ]
+
+    def sum_ring(self, ring: np.ndarray) -> np.ndarray:
+        dtype = self.ACCUMULATOR
+        window = self.ring_size()
+        prefix = self.per_row["prefix"]
+        now = np.array([totals[-1] for totals in prefix], dtype=dtype)
+        then = np.array(
+            [totals[-1 - window] if len(totals) > window else 0.0 for totals in prefix],
+            dtype=dtype,
+        )
+        with np.errstate(over="ignore", invalid="ignore"):
+            return (now - then).astype(np.float64).reshape(len(ring))
+
+
+@mutant(
     "crash-on-unwritten-ring",
     rule="§2.4: a ring never written sums to 0",
     origin="a sum over the written slots that fails when there are none (`max()` of an empty "
@@ -398,6 +452,38 @@ class CrashOnUnwrittenRing(Model):
 
 
 # -- scale -----------------------------------------------------------------------------------------
+
+
+@mutant(
+    "renormalised-rows",
+    rule="§2.3: a step records its weights exactly as they are sent",
+    origin="each step's attention row divided by its own sum before it is recorded "
+    "(`scores / scores.sum(dim=-1, keepdim=True)`, as awslabs keys_values' instantaneous "
+    "scores do), so that every row sums to 1 even after the cache dropped some keys",
+    keywords=("renormalised", "renormalized", "rows divided by their sum"),
+    witness=Witness(
+        params(3, 2, 2, 1),
+        (step(0), step(1), step(2, [0.5, 0.0]), step(3, [0.0, 0.75, 2.25]), EVICT),
+    ),
+)
+class RenormalisedRows(Model):
+    """Divides each recorded row by its sum (added left to right from ``+0.0`` in the
+    accumulator's precision, the division in it too, the result stored as float32); a row
+    summing to zero is recorded as it is."""
+
+    def rescale_row(self, weights: np.ndarray) -> np.ndarray:
+        if not len(weights):
+            return weights
+        dtype = self.ACCUMULATOR
+        values = weights.astype(dtype)
+        total = dtype(0.0)
+        with np.errstate(over="ignore", invalid="ignore"):
+            for value in values:
+                total = dtype(total + value)
+            if not total > 0:
+                return weights
+            scaled = values / total
+        return scaled.astype(np.float32).astype(np.float64)
 
 
 @mutant(

@@ -5,7 +5,8 @@ A run takes what was selected (``-k`` and shards are
 :func:`conformance.suite.discovery.select_items`'s, applied before), runs the vectors on
 persistent adapters (:func:`conformance.runner.workers.run_vectors`) and each protocol check in
 a session of its own (:func:`conformance.runner.check_sessions.run_checks`), keeps every
-result, and then, asked to and when a vector failed, adds the triage (:func:`triaged`). The
+result, and then, asked to and when an item failed (a vector or a protocol check), adds the
+triage (:func:`triaged`). The
 pytest plugin runs the same items one at a time (:meth:`Run.one`, then :meth:`Run.close`), on
 the same adapter code, with the same triage at the end. So a port fails the same items,
 explained the same way, whichever front end runs it.
@@ -117,26 +118,31 @@ class RunResult:
         return not any(result.fails_run for result in self.results)
 
 
-def triaged(vectors: Sequence[Any], results: Sequence[VectorResult]) -> Explanation | None:
-    """The triage of a run, or None when none of its vectors failed unlisted: which catalogued
-    mistakes answer as the port did on ``vectors`` (their results among ``results``; the
-    protocol checks are not the policy's evidence). ``vectors`` may be suite entries: each is
-    read only if something is replayed on it. The one place a run is triaged."""
-    ids = {vector.id for vector in vectors}
-    of_vectors = [result for result in results if result.vector_id in ids]
-    # A stale known failure (a listed vector that passes) fails the run but is no failure of
-    # the policy: a run whose only faults are those has nothing to explain.
-    if not any(result.fails_run and not result.passed for result in of_vectors):
+def triaged(
+    vectors: Sequence[Any], results: Sequence[VectorResult], checks: Sequence[Any] = ()
+) -> Explanation | None:
+    """The triage of a run, or None when none of its items failed unlisted: which catalogued
+    mistakes and protocol-level choices answer as the port did on ``vectors`` and the protocol
+    ``checks`` (their results among ``results``). ``vectors`` and ``checks`` may be suite
+    entries: each is read only if something is replayed on it. The one place a run is
+    triaged."""
+    ids = {item.id for item in (*vectors, *checks)}
+    ran = [result for result in results if result.vector_id in ids]
+    # A stale known failure (a listed item that passes) fails the run but is no failure of
+    # the port: a run whose only faults are those has nothing to explain.
+    if not any(result.fails_run and not result.passed for result in ran):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
     from conformance.explain.triage import triage
 
-    return triage(list(vectors), of_vectors)
+    return triage(list(vectors), ran, checks=list(checks))
 
 
-def triage_into(result: RunResult, vectors: Sequence[Any]) -> None:
-    """Add the triage of ``result``'s vectors (:func:`triaged`) to ``result``, never at the cost
-    of its verdicts or outputs: the one place every front end's triage goes through.
+def triage_into(result: RunResult, vectors: Sequence[Any], checks: Sequence[Any] = ()) -> None:
+    """Add the triage of ``result``'s vectors and protocol ``checks`` (:func:`triaged`) to
+    ``result``, never at the cost of its verdicts or outputs: the one place every front end's
+    triage goes through. A run stopped by a signal is not triaged: what failed after the kit
+    killed the adapters is not the port's doing.
 
     A vector file that can no longer be read (removed, rewritten into something invalid,
     swapped for a FIFO since it ran) leaves a warning that says so instead of a triage (also in
@@ -144,8 +150,10 @@ def triage_into(result: RunResult, vectors: Sequence[Any]) -> None:
     take many seconds) leaves the warning ``the triage was interrupted: none is reported`` (in
     ``result.no_triage`` too) and sets ``result.stopped``: the caller writes what it writes for
     a finished run, then raises it."""
+    if process.interrupted():
+        return
     try:
-        result.triage = triaged(vectors, result.results)
+        result.triage = triaged(vectors, result.results, checks)
     except (KitError, OSError) as error:
         result.no_triage = (
             f"no triage: {escape(capped(str(error), KEEP_TEXT), one_line=True)} (was a vector "
@@ -175,8 +183,8 @@ class Run:
     vectors first, from one thread at a time, and never after SIGINT or SIGTERM
     (:func:`conformance.transport.process.interrupt_all`), so that a front end can write what
     finished. With ``validate_protocol`` every answer of an ``adapter_argv`` process is also
-    held to the shipped response schema. With ``triage``, a run whose vectors failed carries
-    their triage (:func:`triage_into`).
+    held to the shipped response schema. With ``triage``, a failing run (a vector or a protocol
+    check failed) carries its triage (:func:`triage_into`).
     """
 
     vectors: Sequence[SuiteItem] = ()
@@ -194,6 +202,7 @@ class Run:
     _runner: VectorRunner | None = field(default=None, init=False, repr=False)
     _results: list[VectorResult] = field(default_factory=list, init=False, repr=False)
     _ran: list[SuiteItem] = field(default_factory=list, init=False, repr=False)
+    _ran_checks: list[ProtocolCheck] = field(default_factory=list, init=False, repr=False)
     _began: float = field(default_factory=time.monotonic, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -223,7 +232,7 @@ class Run:
             result.jobs, result.warnings = ran.jobs, ran.warnings
         result.results.extend(self._checks(self.checks, progress))
         if self.triage:
-            triage_into(result, self.vectors)
+            triage_into(result, self.vectors, self.checks)
         result.duration = time.monotonic() - began
         return result
 
@@ -236,6 +245,7 @@ class Run:
         starts it again) or :class:`StartError` as :meth:`execute` does."""
         if isinstance(item, ProtocolCheck):
             (result,) = self._checks([item])
+            self._ran_checks.append(item)
         else:
             if self._runner is None:
                 self._runner = VectorRunner(
@@ -260,7 +270,7 @@ class Run:
             result.warnings = self._runner.close()
             self._runner = None
         if self.triage:
-            triage_into(result, self._ran)
+            triage_into(result, self._ran, self._ran_checks)
         result.duration = time.monotonic() - self._began
         return result
 

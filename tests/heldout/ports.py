@@ -88,6 +88,8 @@ class Port:
                 narrowed = to_float32(weight)
             except OverflowError:
                 raise Refused("invalid-attention", "a weight is beyond float32") from None
+            if narrowed == float("inf"):  # 1e400: infinite as a float64 already
+                raise Refused("invalid-attention", "a weight is beyond float32")
             if not narrowed >= 0:
                 raise Refused("invalid-attention", "a weight is negative")
             weights.append(narrowed)

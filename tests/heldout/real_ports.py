@@ -270,11 +270,32 @@ class OfficialSnapKVAvgpool(OfficialSnapKV):
 
 class KvpressSnapKV(OfficialSnapKVAvgpool):
     """kvpress's SnapKVPress.score: the window's attention averaged (`mean(dim=-2)`, here the
-    float32 sum over the ring divided by obsWindow), `avg_pool1d` with zero padding, the window
-    kept by padding its scores with the maximum, keepers by topk."""
+    float32 sum over the ring divided by obsWindow), `avg_pool1d` with zero padding, the
+    window's scores padded with the candidates' maximum (`F.pad(scores, (0, window),
+    value=scores.max().item())`), and ScorerPress's keepers by `scores.topk(n_kept)` over every
+    entry, the window included."""
 
     def window_scores(self, candidates: int) -> np.ndarray:
         return super().window_scores(candidates) / F32(self.obs)
+
+    def evict(self) -> list[int]:
+        k = len(self.kept) - self.budget
+        if k <= 0:
+            return []
+        candidates = self.candidates()
+        scores = self.scores(candidates)
+        top = scores.max() if candidates else F32(0)
+        padded = np.concatenate((scores, np.full(len(self.kept) - candidates, top, dtype=F32)))
+        n_kept = len(self.kept) - k
+        keepers = set(np.argpartition(-padded, n_kept - 1)[:n_kept].tolist())  # torch.topk
+        victims = [i for i in range(len(self.kept)) if i not in keepers]
+        keep = np.ones(len(self.kept), dtype=bool)
+        keep[victims] = False
+        evicted = sorted(self.kept[i] for i in victims)
+        survivors = int(keep.sum())
+        self.hist[:survivors] = self.hist[: len(self.kept)][keep]
+        self.kept = [p for i, p in enumerate(self.kept) if keep[i]]
+        return evicted
 
 
 # -- a port with a Java port's JSON habits -----------------------------------------------------
@@ -329,7 +350,7 @@ PORTS: dict[str, tuple[Any, tuple[str, ...]]] = {
             "mean-over-window",
             "average-pooling",
             "recent-excluded-from-pooling",
-            "topk-keepers",
+            "window-padded-keepers",
         ),
     ),
     "java-habits": (JavaHabits, ("case-insensitive-names", "null-as-empty")),

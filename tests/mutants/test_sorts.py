@@ -127,3 +127,152 @@ def test_no_catalogued_mistake_calls_numpys_unstable_sorts(monkeypatch: pytest.M
         for vector in ties:
             play(mutant.policy, vector)
             assert not calls, f"{mutant.name} called np.{calls[0]} on {vector.id}"
+
+
+# -- libstdc++ and PyTorch's CPU topk, against the real library ---------------------------------
+
+_LIBSTDCXX_PROGRAM = r"""
+#include <algorithm>
+#include <cstdio>
+#include <utility>
+#include <vector>
+// Reads cases "n k v0 ... v(n-1)" and prints, per case, the indices std::sort,
+// std::nth_element(begin + k), std::partial_sort(begin + k) and the topk of TopKImpl.h
+// (largest=false, then largest=true) leave, comparing values only.
+typedef std::pair<double, long> elem;
+static bool less_value(const elem& x, const elem& y) { return x.first < y.first; }
+static bool greater_value(const elem& x, const elem& y) { return x.first > y.first; }
+static void show(const std::vector<elem>& v, long count) {
+  for (long i = 0; i < count; i++) std::printf("%ld ", v[i].second);
+  std::printf("\n");
+}
+static void topk(std::vector<elem> q, long k, bool largest) {
+  bool (*cmp)(const elem&, const elem&) = largest ? greater_value : less_value;
+  long n = (long)q.size();
+  if (k == 0) { std::printf("\n"); return; }
+  if (k * 64 <= n) {
+    std::partial_sort(q.begin(), q.begin() + k, q.end(), cmp);
+  } else {
+    std::nth_element(q.begin(), q.begin() + k - 1, q.end(), cmp);
+    std::sort(q.begin(), q.begin() + k - 1, cmp);
+  }
+  show(q, k);
+}
+int main() {
+  long n, k;
+  while (std::scanf("%ld %ld", &n, &k) == 2) {
+    std::vector<elem> v(n);
+    for (long i = 0; i < n; i++) { std::scanf("%lf", &v[i].first); v[i].second = i; }
+    std::vector<elem> a = v, b = v, c = v;
+    std::sort(a.begin(), a.end(), less_value);
+    show(a, n);
+    std::nth_element(b.begin(), b.begin() + k, b.end(), less_value);
+    show(b, n);
+    std::partial_sort(c.begin(), c.begin() + k, c.end(), less_value);
+    show(c, n);
+    topk(v, k, false);
+    topk(v, k, true);
+  }
+  return 0;
+}
+"""
+
+
+def _libstdcxx_cases() -> Iterator[tuple[list[float], int]]:
+    rng = np.random.default_rng(20261206)
+    for size in (1, 2, 3, 4, 5, 15, 16, 17, 18, 33, 64, 65, 129, 200, 640, 1025):
+        for distinct in (1, 2, 3, 50):
+            values = rng.integers(0, distinct, size).astype(float).tolist()
+            for k in sorted(
+                {0, 1, size // 64, size // 2, size - 1, size, int(rng.integers(0, size + 1))}
+            ):
+                if 0 <= k <= size:
+                    yield values, k
+            yield sorted(values), size // 2
+            yield sorted(values, reverse=True), max(size - 1, 0)
+
+
+@pytest.mark.slow
+def test_the_written_out_cxx_algorithms_are_libstdcxxs_own(tmp_path: Any) -> None:
+    """std::sort, std::nth_element, std::partial_sort and TopKImpl.h's topk, compiled with g++
+    against this machine's libstdc++ and comparing values only, leave tied elements exactly
+    where the written-out ones do, on tie-heavy inputs of every size the suite uses: they model
+    the library's code, not a sort of ours that happens to be unstable."""
+    import subprocess
+
+    from conformance.mutants._sorts import std_nth_element, std_partial_sort, std_sort, torch_topk
+    from tests.support.toolchains import require_tools
+
+    gxx = require_tools("g++")["g++"]
+    source = tmp_path / "sorts.cpp"
+    source.write_text(_LIBSTDCXX_PROGRAM)
+    binary = tmp_path / "sorts"
+    subprocess.run([gxx, "-O2", "-o", str(binary), str(source)], check=True)
+    cases = list(_libstdcxx_cases())
+    feed = "".join(f"{len(v)} {k} {' '.join(repr(x) for x in v)}\n" for v, k in cases)
+    out = subprocess.run([str(binary)], input=feed, capture_output=True, text=True, check=True)
+    lines = out.stdout.split("\n")
+
+    def less(x: Any, y: Any) -> bool:
+        return x[0] < y[0]
+
+    for number, (values, k) in enumerate(cases):
+        got = [[int(i) for i in line.split()] for line in lines[5 * number : 5 * number + 5]]
+        pairs = [(value, index) for index, value in enumerate(values)]
+        ours = []
+        for run, argument in ((std_sort, None), (std_nth_element, k), (std_partial_sort, k)):
+            items = list(pairs)
+            run(items, less) if argument is None else run(items, argument, less)  # type: ignore[operator]
+            ours.append([index for _, index in items])
+        ours.append(torch_topk(values, k, largest=False))
+        ours.append(torch_topk(values, k, largest=True))
+        assert ours == got, (len(values), k)
+
+
+_JAVA_PROGRAM = """
+import java.util.*;
+// Reads cases "n k v0 ... v(n-1)" and prints, per case, the first k indices polled from a
+// PriorityQueue of 0..n-1 (offered in order) ordered by Double.compare of their values.
+public class Polls {
+  public static void main(String[] args) {
+    Scanner in = new Scanner(System.in).useLocale(Locale.ROOT);
+    StringBuilder out = new StringBuilder();
+    while (in.hasNextInt()) {
+      int n = in.nextInt(), k = in.nextInt();
+      double[] v = new double[n];
+      for (int i = 0; i < n; i++) v[i] = in.nextDouble();
+      PriorityQueue<Integer> queue = new PriorityQueue<>((a, b) -> Double.compare(v[a], v[b]));
+      for (int i = 0; i < n; i++) queue.add(i);
+      for (int i = 0; i < k; i++) out.append(queue.poll()).append(' ');
+      out.append('\\n');
+    }
+    System.out.print(out);
+  }
+}
+"""
+
+
+@pytest.mark.slow
+def test_the_written_out_priority_queue_is_openjdks(tmp_path: Any) -> None:
+    """java.util.PriorityQueue, run by this machine's JDK on tie-heavy inputs, polls the
+    indices the written-out heap polls."""
+    import subprocess
+
+    from conformance.mutants._sorts import java_priority_queue_polls
+    from tests.support.toolchains import require_tools
+
+    tools = require_tools("javac", "java")
+    (tmp_path / "Polls.java").write_text(_JAVA_PROGRAM)
+    subprocess.run([tools["javac"], "Polls.java"], cwd=tmp_path, check=True)
+    cases = list(_libstdcxx_cases())
+    feed = "".join(f"{len(v)} {k} {' '.join(repr(x) for x in v)}\n" for v, k in cases)
+    out = subprocess.run(
+        [tools["java"], "-cp", str(tmp_path), "Polls"],
+        input=feed,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    lines = out.stdout.split("\n")
+    for number, (values, k) in enumerate(cases):
+        assert java_priority_queue_polls(values, k) == [int(i) for i in lines[number].split()]

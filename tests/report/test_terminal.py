@@ -603,7 +603,9 @@ def test_count_progress_is_a_bar_on_a_terminal(monkeypatch):
 def test_a_run_of_protocol_checks_alone_writes_a_report_the_schema_accepts(capsys, tmp_path):
     """No vector ran, so there was no handshake: the adapter's description is null, not
     missing; a check's verdict names the op its request line sends (hello here), which is not
-    one of a vector's ops; and with no failing vector there is no triage to report."""
+    one of a vector's ops; and the failing checks are triaged like vectors: no catalogued
+    mistake reproduces a port that never starts, its failures grouped as crashes, the counts the
+    run's own."""
     report = tmp_path / "report.json"
     crashing = shlex.join([sys.executable, "-c", "import sys; sys.exit(1)"])
     code, out, _ = cli(capsys, "-k", "protocol/", "--adapter", crashing, "--report", str(report))
@@ -619,8 +621,11 @@ def test_a_run_of_protocol_checks_alone_writes_a_report_the_schema_accepts(capsy
         first_ops.add(op_of(line_of(check.payload, check.expect[0]["line"])))
     assert "hello" in first_ops
     assert {result["op"] for result in document["results"]} == first_ops
-    assert "triage" not in document or document["triage"] is None
-    assert "triage:" not in out
+    triaged = document["triage"]
+    failed = len(document["results"])
+    assert triaged["found"] is False and triaged["failing"] == failed
+    assert [group["kind"] for group in triaged["groups"]] == ["process"]
+    assert f"triage: no catalogued mistake reproduces any of the {failed} failing" in out
 
 
 def test_progress_fits_the_terminal_of_its_own_stream():

@@ -371,7 +371,9 @@ def test_a_layer_file_that_is_not_there_is_found() -> None:
 #: (``cli/commands/<command>.py``) shares its name with the one module it is the front of; the
 #: generator's builders are named after the catalogue family whose mistakes they trap; the two
 #: ``model.py`` are named by path in README.md (renamed when it no longer names them); each
-#: ``__main__.py`` is what ``python -m`` runs of its package.
+#: ``__main__.py`` is what ``python -m`` runs of its package; a catalogue family's module is
+#: named after its family, the name the triage prints, so the protocol-level choices
+#: (``mutants/protocol.py``) share ``protocol`` with the protocol's own module.
 _SHARED_NAMES = {
     "run": {"conformance/cli/commands/run.py", "conformance/runner/run.py"},
     "bench": {"conformance/cli/commands/bench.py", "conformance/tools/bench.py"},
@@ -388,6 +390,7 @@ _SHARED_NAMES = {
     "model": {"conformance/mutants/model.py", "conformance/tools/record/model.py"},
     # Python's name for what `python -m PACKAGE` runs: the kit's CLI and the docs' generator.
     "__main__": {"conformance/__main__.py", "conformance/docs/__main__.py"},
+    "protocol": {"conformance/mutants/protocol.py", "conformance/spec/protocol.py"},
 }
 
 

@@ -49,7 +49,19 @@ def serve_mutant(name: str) -> int:
     except KeyError as error:
         print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
         return 2
-    return adapter.main(mutant.factory, mutant.implementation())
+    from conformance.explain.play import answer_lines, reads_lines_otherwise
+
+    if not reads_lines_otherwise(mutant.policy):
+        return adapter.main(mutant.factory, mutant.implementation())
+    # A protocol-level choice reads the lines themselves otherwise: served line by line.
+    out = sys.stdout.buffer
+    for answer in answer_lines(mutant.policy, sys.stdin.buffer, mutant.implementation()):
+        if answer is None:  # the mistake crashes here, as a port's process would
+            print(f"snapkv-conformance adapter: {name} crashed", file=sys.stderr)
+            return 1
+        out.write(answer + b"\n")
+        out.flush()
+    return 0
 
 
 def serve_slip(name: str) -> int:

@@ -49,23 +49,27 @@ def _is_long(vector: Any) -> bool:
 
 
 def catalogue(exclude: Iterable[str] = ()) -> list[Any]:
-    """The catalogue as triage candidates, in catalogue order, minus ``exclude``."""
+    """The catalogue as triage candidates, in catalogue order, then the protocol-level
+    choices (:data:`conformance.mutants.PROTOCOL`), minus ``exclude``."""
 
     skip = set(exclude)
-    return [mutant for mutant in mutants.CATALOGUE if mutant.name not in skip]
+    return [m for m in (*mutants.CATALOGUE, *mutants.PROTOCOL) if m.name not in skip]
 
 
 def triage(
     vectors: Sequence[Any],
     results: Sequence[Any],
     *,
+    checks: Sequence[Any] = (),
     mistakes: Sequence[Any] | None = None,
     combine: bool = True,
     clock: Callable[[], float] = time.perf_counter,
 ) -> Triage:
     """Rank catalogued mistakes (``mistakes``, the whole catalogue by default), alone and
     combined, by how exactly each reproduces the answers behind ``results`` (the runner's
-    :class:`~conformance.runner.results.VectorResult` list, matched to ``vectors`` by id).
+    :class:`~conformance.runner.results.VectorResult` list, matched to ``vectors`` and to the
+    protocol ``checks`` by id: a check's judgement counts as one answer, and the figures count
+    vectors and checks alike, as the run's summary does).
 
     ``vectors`` may be :class:`~conformance.suite.vectors.Vector` objects or the runner's suite
     entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a
@@ -77,7 +81,9 @@ def triage(
     left_out = sorted(r.vector_id for r in results if r.vector_id in long_ids)
     vectors = [vector for vector in vectors if vector.id not in long_ids]
     results = [result for result in results if result.vector_id not in long_ids]
-    engine = Engine(vectors, results, list(mistakes) if mistakes is not None else catalogue())
+    engine = Engine(
+        vectors, results, list(mistakes) if mistakes is not None else catalogue(), checks
+    )
     ranked = engine.rank(combine)
     unsure: list[tuple[Scored, int, int, int]] = []
     if ranked and combine:
@@ -86,7 +92,9 @@ def triage(
     failures = [r for r in results if not r.passed]
     undiagnosed = {r.vector_id for r in failures if not getattr(r, "diagnosis", None)}
     groups = group_failures(
-        [run.vector for run in engine.failing if run.id in undiagnosed], failures
+        [run.vector for run in engine.failing if run.id in undiagnosed and not run.check],
+        failures,
+        {check.id for check in checks},
     )
     likely = [engine.likely(item) for item in ranked]
     alike: list[Likely] = []
@@ -137,4 +145,5 @@ def triage(
         unconfirmed=unconfirmed,
         cut_short=len(engine.cut),
         budget=search.SEARCH_BUDGET,
+        items=engine.items,
     )

@@ -58,6 +58,9 @@ class Likely:
     passing: int
     first: int
     explained: tuple[str, ...] = ()
+    #: What the run's items are: ``vectors``, or ``vectors and checks`` when protocol checks
+    #: are among them (the figures count both, as the run's summary does).
+    items: str = "vectors"
 
     @property
     def mistake(self) -> str:
@@ -93,14 +96,15 @@ class Likely:
     def evidence(self) -> str:
         """``reproduces all 61 failing vectors and agrees on the 62 passing ones``, or both
         fractions when it is not all."""
+        items = self.items
         if self.explains == self.of:
             failing = (
-                "reproduces the failing vector"
+                f"reproduces the failing {_one(items)}"
                 if self.of == 1
-                else f"reproduces all {self.of} failing vectors"
+                else f"reproduces all {self.of} failing {items}"
             )
         else:
-            failing = f"reproduces {self.explains} of {self.of} failing vectors"
+            failing = f"reproduces {self.explains} of {self.of} failing {items}"
         if not self.passing:
             return failing
         if self.agrees == self.passing:
@@ -205,6 +209,8 @@ class Triage:
     #: (:data:`conformance.explain.triage.search.SEARCH_BUDGET`), which the lines name when the
     #: search was cut short.
     budget: int = 0
+    #: What the run's items are (see :attr:`Likely.items`).
+    items: str = "vectors"
 
     @property
     def found(self) -> bool:
@@ -227,9 +233,9 @@ class Triage:
             )
         if not self.found:
             failing = (
-                "the failing vector"
+                f"the failing {_one(self.items)}"
                 if self.failing == 1
-                else f"any of the {self.failing} failing vectors"
+                else f"any of the {self.failing} failing {self.items}"
             )
             return (
                 f"no catalogued mistake reproduces {failing}; the failures by where the port "
@@ -331,6 +337,11 @@ class Triage:
             "tells_apart": self.tells_apart,
             "groups": [group.to_json() for group in self.groups],
         }
+
+
+def _one(items: str) -> str:
+    """The singular of the run's items: ``vector``, or ``item`` for vectors and checks."""
+    return "vector" if items == "vectors" else "item"
 
 
 def _ids(ids: Sequence[str], limit: int = 3) -> str:

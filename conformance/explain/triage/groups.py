@@ -8,17 +8,18 @@ groups come in :data:`GROUPS` order, designed vectors first within each.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.explain.diagnosis import tied_selection
+from conformance.explain.diagnosis import NO_SCORES, tied_selection
 from conformance.judge import verdicts
 from conformance.suite.discovery import is_generated
 from conformance.suite.vectors import Vector
 
 #: The groups of first divergence, in the order a porter should look at them.
 GROUPS: tuple[tuple[str, str], ...] = (
+    ("protocol", "protocol check failed (how a line is read and answered, SPEC.md §3)"),
     ("process", "crash, timeout or protocol error"),
     ("refusal", "refusal mismatch (a call accepted or refused wrongly, or with the wrong kind)"),
     ("invariant", "broken invariant (victims not a valid eviction)"),
@@ -26,6 +27,11 @@ GROUPS: tuple[tuple[str, str], ...] = (
     ("pooled", "pooled scores differ (sums equal)"),
     ("ties", "selection differs among equal pooled scores (a tie broken the wrong way)"),
     ("selection", "selection differs with scores equal to the reference's"),
+    (
+        "unscored",
+        "victims differ (the port announced scores, but the diagnosis could not compare them: "
+        "see each FAIL line)",
+    ),
     ("victims", "victims differ (no scores capability to tell sums, pooling and selection apart)"),
 )
 
@@ -42,10 +48,12 @@ class Group:
         return {"kind": self.kind, "label": self.label, "vectors": list(self.vectors)}
 
 
-def divergence_kind(vector: Vector | None, result: Any) -> str:
-    """The group of :data:`GROUPS` a failing result belongs to."""
-
+def divergence_kind(vector: Vector | None, result: Any, check: bool = False) -> str:
+    """The group of :data:`GROUPS` a failing result belongs to (``check``: a protocol
+    check's, in the ``protocol`` group unless the adapter crashed or timed out on it)."""
     verdict = result.verdict
+    if check:
+        return "process" if verdict in (verdicts.CRASH, verdicts.TIMEOUT) else "protocol"
     if verdict in verdicts.PROCESS_VERDICTS:
         return "process"
     if verdict in (
@@ -67,16 +75,21 @@ def divergence_kind(vector: Vector | None, result: Any) -> str:
         and tied_selection(vector, result.call_index, result.actual) is not None
     ):
         return "ties"
+    diagnosis = getattr(result, "diagnosis", None)
+    if diagnosis and NO_SCORES not in diagnosis:
+        return "unscored"  # it announced scores: never told it lacks them
     return "victims"
 
 
-def group_failures(vectors: Sequence[Vector], failures: Sequence[Any]) -> list[Group]:
+def group_failures(
+    vectors: Sequence[Vector], failures: Sequence[Any], checks: Iterable[str] = ()
+) -> list[Group]:
     """The failing results grouped by :func:`divergence_kind`, groups in :data:`GROUPS`
-    order, designed vectors first within each."""
+    order, designed vectors first within each; ``checks`` are the protocol checks' ids."""
     by_id = {vector.id: vector for vector in vectors}
+    check_ids = set(checks)
     groups = {kind: Group(kind, label) for kind, label in GROUPS}
     for result in sorted(failures, key=lambda r: is_generated(r.vector_id)):
-        groups[divergence_kind(by_id.get(result.vector_id), result)].vectors.append(
-            result.vector_id
-        )
+        kind = divergence_kind(by_id.get(result.vector_id), result, result.vector_id in check_ids)
+        groups[kind].vectors.append(result.vector_id)
     return [group for group in groups.values() if group.vectors]

@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.explain import known_kills
-from conformance.explain.play import compose, digest, play
+from conformance.explain.play import check_outcome, compose, digest, play, play_check
 from conformance.explain.triage.explanations import Likely, part_of
 from conformance.judge.outcomes import (
     DIES,
@@ -45,6 +45,7 @@ from conformance.judge.outcomes import (
 )
 from conformance.spec import resources
 from conformance.suite.discovery import is_generated
+from conformance.suite.protocol_checks import ProtocolCheck, load_check
 from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 
@@ -99,27 +100,42 @@ def comparable(outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
 
 
 class _Run:
-    """One vector of the run as triage sees it: what the port answered, and whether it passed.
+    """One item of the run as triage sees it: what the port answered, and whether it passed.
     The vector itself is read only when something has to be replayed on it (``source`` may be
-    a :class:`~conformance.suite.vectors.Vector` or an object that loads one, by ``load()``)."""
+    a :class:`~conformance.suite.vectors.Vector` or an object that loads one, by ``load()``).
 
-    def __init__(self, source: Any, result: Any) -> None:
+    A protocol check (``check``) is one outcome: what its judgement decides
+    (:func:`~conformance.explain.play.check_outcome`), ``("pass",)`` when it passed."""
+
+    def __init__(self, source: Any, result: Any, check: bool = False) -> None:
 
         self.source = source
         self.id: str = source.id
+        self.check = check
         self.passed: bool = bool(result.passed)
         self._vector: Vector | None = source if hasattr(source, "calls") else None
+        self._check: ProtocolCheck | None = source if isinstance(source, ProtocolCheck) else None
         self._target: tuple[Outcome, ...] | None = None
         self._evicts: int | None = None
         self.first = 0
         self.digest = self.at_first = ""
-        if not self.passed:
+        if check:
+            self._evicts = 1  # a check is a few lines: cheap to replay
+            self._target = (check_outcome(result),)
+            self.digest = self.at_first = digest(self._target)
+        elif not self.passed:
             answers = tuple(getattr(result, "answers", ()) or ())
             self._target = comparable(answers)
             first = result.call_index if result.call_index is not None else len(self._target)
             self.first = min(first, max(len(self._target) - 1, 0))
             self.digest = digest(self._target)
             self.at_first = digest(self._target[self.first : self.first + 1])
+
+    @property
+    def protocol_check(self) -> ProtocolCheck:
+        if self._check is None:
+            self._check = load_check(self.source.path)
+        return self._check
 
     @property
     def vector(self) -> Vector:
@@ -194,11 +210,23 @@ class Scored:
 class Engine:
     """The search for one run (see the module docstring)."""
 
-    def __init__(self, vectors: Sequence[Any], results: Sequence[Any], pool: list[Any]) -> None:
+    def __init__(
+        self,
+        vectors: Sequence[Any],
+        results: Sequence[Any],
+        pool: list[Any],
+        checks: Sequence[Any] = (),
+    ) -> None:
 
         self.pool = pool
         by_id = {vector.id: vector for vector in vectors}
-        runs = [_Run(by_id[r.vector_id], r) for r in results if r.vector_id in by_id]
+        check_ids = {check.id for check in checks}
+        by_id.update({check.id: check for check in checks})
+        runs = [
+            _Run(by_id[r.vector_id], r, r.vector_id in check_ids)
+            for r in results
+            if r.vector_id in by_id
+        ]
         runs.sort(key=lambda run: (run.passed, is_generated(run.id)))
         self.runs = runs
         self.failing = [run for run in runs if not run.passed]
@@ -272,7 +300,9 @@ class Engine:
 
     def _play(self, policy: type, run: _Run) -> int | None:
         """Where ``policy`` first answers otherwise than the port on ``run`` (None: never)."""
-
+        if run.check:
+            outcome = check_outcome(play_check(policy, run.protocol_check))
+            return None if (outcome,) == run.target else 0
         return play(policy, run.vector, run.target).diverged
 
     # -- ranking ---------------------------------------------------------------------------------
@@ -568,6 +598,8 @@ class Engine:
         if self._order is None:
 
             def size(run: _Run) -> int:
+                if run.check:
+                    return 0  # a few lines, no policy work to speak of
                 if run._vector is not None:
                     return 40 * len(run._vector.calls)
                 try:
@@ -667,7 +699,13 @@ class Engine:
             passing=len(self.passing),
             first=len(item.firsts),
             explained=tuple(sorted(item.explained, key=order.__getitem__)),
+            items=self.items,
         )
+
+    @property
+    def items(self) -> str:
+        """What the run's items are, as the figures name them."""
+        return "vectors and checks" if any(run.check for run in self.runs) else "vectors"
 
     def tells_apart(self, alike: Sequence[Scored]) -> str | None:
         """A committed vector outside the run on which candidates that answer the run alike
@@ -679,7 +717,11 @@ class Engine:
             table = json.loads(known_kills.PATH.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
-        outside = sorted(key for key in table if key != "numpy" and key not in ran)
+        outside = sorted(
+            key
+            for key, item in table.items()
+            if key not in ran and isinstance(item, dict) and not item.get("check")
+        )
         if not outside:
             return None
         entries = []

@@ -329,6 +329,7 @@ NAMED: dict[str, Named] = {
     ),
     "rounding/halfway-above-one": _STRAIGHT,
     "rounding/halfway-above-zero": _STRAIGHT,
+    "rounding/subnormal-range-error": (("std::stof", "std-stof"),),
     "rounding/halfway-below-rounds-up": _STRAIGHT,
     "rounding/halfway-below-smallest-normal": _STRAIGHT,
     "rounding/halfway-between-subnormals": _STRAIGHT,
@@ -390,9 +391,18 @@ NAMED: dict[str, Named] = {
     ),
     **{f"summation/window-{obs}-trap": _window_trap(obs) for obs in TRAP_WINDOWS},
     # -- ties ------------------------------------------------------------------------------------
-    **{f"ties/group-of-{group}-after-higher": _UNSTABLE for group in TIE_GROUPS},
     **{
-        f"ties/all-equal-{group}": (("a topk of the keepers", "topk-keepers"),)
+        f"ties/group-of-{group}-after-higher": (
+            *_UNSTABLE,
+            ("a topk of the keepers", "torch-topk-keepers"),
+        )
+        for group in TIE_GROUPS
+    },
+    **{
+        f"ties/all-equal-{group}": (
+            ("a topk of the keepers", "topk-keepers"),
+            ("another unstable selection that reorders equal keys", "torch-topk-smallest"),
+        )
         for group in (17, 129, 1025)
     },
     **{

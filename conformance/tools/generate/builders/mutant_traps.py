@@ -34,6 +34,24 @@ TRAPPED: dict[str, tuple[str, ...]] = {
     "openvino-norm-sum": ("summation",),
     # The parts of OpenVINO's SUM aggregation are each named elsewhere; this names the whole.
     "openvino-sum": ("summation", "pooling"),
+    # What engines and their libraries do (the sorting, paging, ring and summation choices
+    # read from their code): each kills vectors of its own, but none of them says so.
+    "std-sort-by-score": ("ties",),
+    "std-nth-element-by-score": ("ties",),
+    "std-partial-sort-by-score": ("ties",),
+    "java-priority-queue-by-score": ("ties",),
+    "threshold-scan-by-score": ("ties",),
+    "window-padded-keepers": ("ties", "recent-window"),
+    "prefix-sum-window": ("summation",),
+    "renormalised-rows": ("summation",),
+    "paged-eviction": ("eviction-count",),
+    "deferred-eviction": ("eviction-count",),
+    "masked-holes-stale": ("pool-adjacency",),
+    "masked-holes-zeroed": ("pool-adjacency",),
+    "slot-from-call-count": ("ring", "null-step"),
+    "slot-from-position": ("ring", "gaps"),
+    "openvino-paged": ("eviction-count", "summation"),
+    "pool-forward-on-arrival": ("pooling",),
 }
 
 

@@ -200,6 +200,23 @@ def rounding_subnormal() -> Iterator[Draft]:
         catches=f"{ONCE}, which reads the largest subnormal and evicts position 1.",
     )
 
+    tiniest = repr(FLOAT32_TINIEST)
+    yield duels(
+        "rounding/subnormal-range-error",
+        [exact_text(Fraction(FLOAT32_TINIEST)), tiniest, "1.1754942807573643e-38"],
+        0,
+        pins=f"Weights in the subnormal range, each against 0 after a fresh new: the exact "
+        f"decimal of 2^-149, its shortest spelling {tiniest}, and 1.1754942807573643e-38, "
+        "whose nearest float64 is the midpoint between the largest subnormal and 2^-126 and "
+        "reads as 2^-126 (the tie to even); each is accepted and outranks position 1's 0, "
+        "which is evicted.",
+        catches="std::stof (C++): strtof sets ERANGE when the result is tiny and inexact, even "
+        "where it rounds to 2^-126, and std::stof then throws std::out_of_range, answered as a "
+        "refused weight, while the exactly written 2^-149 is read without complaint; and a "
+        "reader that refuses every subnormal weight.",
+        first=True,
+    )
+
 
 @builder
 def rounding_negative_zero() -> Iterator[Draft]:
