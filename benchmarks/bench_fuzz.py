@@ -30,11 +30,12 @@ import slips  # noqa: E402
 from heldout_ports import ArgsortSelection  # noqa: E402
 
 from conformance.mutants import lookup  # noqa: E402
+from conformance.runner.client import Client  # noqa: E402
 from conformance.tools import (  # noqa: E402
     fuzz,
     protocol_fuzz,
 )
-from conformance.transport.session import AdapterProcess, InProcessAdapter  # noqa: E402
+from conformance.transport.in_process import InProcessAdapter  # noqa: E402
 
 MISTAKES = (
     ("stale history on slot reuse", "stale-history-on-reuse"),
@@ -53,16 +54,16 @@ PROTOCOL_SLIPS = (
 )
 
 
-def adapter(name: str) -> InProcessAdapter | AdapterProcess:
+def adapter(name: str) -> Client:
     if name == "single-rounding":
-        process = AdapterProcess([sys.executable, str(TESTS / "lax_adapters" / "slips.py"), name])
+        process = Client.process([sys.executable, str(TESTS / "lax_adapters" / "slips.py"), name])
         process.start()
         return process
     if name == "argsort":
-        served = InProcessAdapter(ArgsortSelection)
+        served = Client(InProcessAdapter(ArgsortSelection))
     else:
         mutant = lookup(name)
-        served = InProcessAdapter(mutant.factory, mutant.implementation())
+        served = Client(InProcessAdapter(mutant.factory, mutant.implementation()))
     served.start()
     return served
 

@@ -71,7 +71,7 @@ if argv:
     run = run_suite(suite, argv)
 else:
     from conformance import mutants
-    from conformance.transport.session import InProcessAdapter
+    from conformance.transport.in_process import InProcessAdapter
     from conformance.explain.play import compose
 
     policy = compose([mutants.lookup(name) for name in names])

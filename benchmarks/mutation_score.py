@@ -87,6 +87,11 @@ TARGETS = (
         warmup="collect",
     ),
     Target(
+        "judge.verdicts",
+        "conformance/judge/verdicts.py",
+        ("tests/test_checker.py", "tests/test_runner.py", "tests/test_report.py"),
+    ),
+    Target(
         "judge.checks",
         "conformance/judge/checks.py",
         ("tests/test_protocol_checks.py", "tests/test_slips.py"),
@@ -144,6 +149,31 @@ TARGETS = (
     Target(
         "transport.session",
         "conformance/transport/session.py",
+        (
+            "tests/test_driver.py",
+            "tests/test_exceptions.py",
+            "tests/test_window.py",
+            "tests/test_runner.py",
+        ),
+    ),
+    Target(
+        "transport.in_process",
+        "conformance/transport/in_process.py",
+        ("tests/test_driver.py", "tests/test_window.py", "tests/test_runner.py"),
+    ),
+    Target(
+        "judge.answers",
+        "conformance/judge/answers.py",
+        ("tests/test_driver.py", "tests/test_protocol_checks.py", "tests/test_judge_rules.py"),
+    ),
+    Target(
+        "runner.results",
+        "conformance/runner/results.py",
+        ("tests/test_report.py", "tests/test_runner.py", "tests/test_window.py"),
+    ),
+    Target(
+        "runner.client",
+        "conformance/runner/client.py",
         (
             "tests/test_driver.py",
             "tests/test_exceptions.py",

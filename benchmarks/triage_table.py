@@ -28,7 +28,7 @@ from conformance.runner.run import run_suite  # noqa: E402
 from conformance.spec import resources  # noqa: E402
 from conformance.suite.stream import plan_suite  # noqa: E402
 from conformance.suite.vectors import load_suite  # noqa: E402
-from conformance.transport.session import InProcessAdapter  # noqa: E402
+from conformance.transport.in_process import InProcessAdapter  # noqa: E402
 from tests.heldout.ports import PORTS  # noqa: E402
 from tests.heldout.real_ports import PORTS as REAL_PORTS  # noqa: E402
 

@@ -9,12 +9,13 @@ tests), with one item per vector and per protocol check, named ``snapkv::<id>``;
 fails with the verdict ``snapkv-conformance run`` gives it, so a port fails the same items in
 both.
 
-One adapter process per session, or per worker under pytest-xdist (each worker process loads
-the plugin and collects the same items), started when the first vector runs and closed when
-the session ends; it is driven by :class:`conformance.runner.run.VectorRunner`, so restarts after
-a crash, fresh sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``.
-Each protocol check runs in a session of its own, as ``run`` runs it
-(:func:`conformance.runner.checks.run_checks`).
+The items run through the one :class:`conformance.runner.run.Run`, one at a time
+(:meth:`~conformance.runner.run.Run.one`): one adapter process per session, or per worker
+under pytest-xdist (each worker process loads the plugin and collects the same items), started
+when the first vector runs and closed when the session ends, so restarts after a crash, fresh
+sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``; each
+protocol check runs in a session of its own, as ``run`` runs it. A failing session ends with
+the run's triage (:func:`conformance.runner.run.triaged`), of the whole run under xdist.
 """
 
 from __future__ import annotations
@@ -25,8 +26,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from conformance.judge.checker import VectorResult
-    from conformance.runner.run import VectorRunner
+    from conformance.runner.results import VectorResult
+    from conformance.runner.run import Run, RunResult
     from conformance.suite.checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
@@ -81,10 +82,12 @@ class SnapKVSession:
         self.timeout = config.getoption("snapkv_timeout")
         if not self.timeout > 0:
             raise pytest.UsageError(f"--snapkv-timeout must be positive, got {self.timeout}")
-        self._runner: VectorRunner | None = None
+        #: The items run here, one at a time; a pytest-xdist worker leaves the triage to the
+        #: controller, which triages the whole run.
+        self._run: Run | None = None
+        self._triage = not hasattr(config, "workerinput")
         self._start_error: str | None = None
-        self.warnings: list[str] = []
-        self.results: list[tuple[Vector | None, VectorResult]] = []
+        self.finished: RunResult | None = None
         self._worker_results: list[str] = []  # under pytest-xdist, the workers' results
 
     def pytest_report_header(self, config: pytest.Config) -> str:
@@ -112,47 +115,34 @@ class SnapKVSession:
             )
         return report
 
-    def run(self, vector: Vector) -> VectorResult:
-        """Run one vector on this process's adapter, starting it on first use."""
-        from conformance.runner.run import VectorRunner
-        from conformance.transport.session import AdapterProcess, AdapterStartError
+    def one(self, item: Vector | ProtocolCheck) -> VectorResult:
+        """Run one item through the run, starting its adapter on first use: a vector on this
+        process's adapter, a protocol check in a session of its own, as ``run`` runs them."""
+        from conformance.runner.run import Run
+        from conformance.suite.checks import ProtocolCheck
+        from conformance.transport.failures import AdapterStartError
+        from conformance.transport.process import StartError
 
-        if self._start_error is not None:
+        if self._start_error is not None and not isinstance(item, ProtocolCheck):
             raise AdapterNotStarted(self._start_error)
-        if self._runner is None:
-            self._runner = VectorRunner(AdapterProcess(self.argv, self.timeout))
+        if self._run is None:
+            self._run = Run(adapter_argv=self.argv, timeout=self.timeout, triage=self._triage)
         try:
-            result = self._runner.run(vector)
+            return self._run.one(item)
+        except StartError as error:  # a check's session: this check fails, the next may start
+            raise AdapterNotStarted(f"the adapter {self.command} cannot start: {error}") from None
         except (AdapterStartError, OSError) as error:
             # Every later item fails the same way at once rather than retrying a broken start.
             self._start_error = f"the adapter {self.command} cannot start: {error}"
-            self._runner.adapter.kill()  # a handshake found broken late leaves it running
-            self._runner = None
             raise AdapterNotStarted(self._start_error) from None
-        self.results.append((vector, result))
-        return result
-
-    def check(self, check: ProtocolCheck) -> VectorResult:
-        """Run one protocol check in a session of its own, as ``run`` runs it."""
-        from conformance.runner.checks import run_checks
-        from conformance.transport.process import StartError
-
-        try:
-            (result,) = run_checks([check], self.argv, timeout=self.timeout)
-        except StartError as error:
-            raise AdapterNotStarted(f"the adapter {self.command} cannot start: {error}") from None
-        self.results.append((None, result))
-        return result
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self._runner is not None:
-            self.warnings.extend(self._runner.close())
-            self._runner = None
+        if self._run is not None:
+            self.finished = self._run.close()
+            self._run = None
         output = getattr(session.config, "workeroutput", None)
-        if output is not None:  # a pytest-xdist worker: the controller triages the whole run
-            output[WORKER_RESULTS] = [
-                _result_to_wire(result) for vector, result in self.results if vector is not None
-            ]
+        if output is not None and self.finished is not None:  # a pytest-xdist worker
+            output[WORKER_RESULTS] = [_result_to_wire(result) for result in self.finished.results]
 
     @pytest.hookimpl(optionalhook=True)
     def pytest_testnodedown(self, node: Any, error: Any) -> None:
@@ -160,20 +150,16 @@ class SnapKVSession:
         self._worker_results.extend(getattr(node, "workeroutput", {}).get(WORKER_RESULTS, ()))
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        for warning in self.warnings:
+        finished = self.finished
+        for warning in finished.warnings if finished is not None else ():
             terminalreporter.write_line(f"snapkv: warning: {warning}")
-        results = [result for vector, result in self.results if vector is not None]
-        vectors = [vector for vector, _ in self.results if vector is not None]
-        if self._worker_results:  # under pytest-xdist the vectors ran in the workers
-            results = [_result_from_wire(data) for data in self._worker_results]
-            ran = {result.vector_id for result in results}
-            vectors = [vector for vector in _load(self.paths)[0] if vector.id in ran]
-            results = [result for result in results if result.vector_id in {v.id for v in vectors}]
-        # The triage names policy mistakes: the protocol checks are not its evidence.
-        if any(not result.passed for result in results):
-            from conformance.explain.triage import triage
+        found = finished.triage if finished is not None else None
+        if self._worker_results:  # under pytest-xdist the items ran in the workers
+            from conformance.runner.run import triaged
 
-            found = triage(vectors, results)
+            results = [_result_from_wire(data) for data in self._worker_results]
+            found = triaged(_load(self.paths)[0], results)
+        if found is not None:
             terminalreporter.section("snapkv triage")
             for line in found.lines():
                 terminalreporter.write_line(line)
@@ -221,18 +207,25 @@ def _result_to_wire(result: VectorResult) -> str:
     import dataclasses
     import json
 
-    return json.dumps(dataclasses.asdict(result))
+    from conformance.judge.verdicts import Errored
+
+    data = dataclasses.asdict(result)
+    data["errored"] = isinstance(result.judged, Errored)
+    return json.dumps(data)
 
 
 def _result_from_wire(text: str) -> VectorResult:
     import json
 
-    from conformance.judge.checker import VectorResult
+    from conformance.judge.verdicts import Errored, Verdict
+    from conformance.runner.results import VectorResult
 
     data = json.loads(text)
+    judged = data.pop("judged")
     # The triage compares the answers' outcomes as tuples: JSON gave lists.
-    data["answers"] = _tuples(data.get("answers", ()))
-    return VectorResult(**data)
+    judged["answers"] = _tuples(judged.get("answers", ()))
+    kind = Errored if data.pop("errored") else Verdict
+    return VectorResult(kind(**judged), **data)
 
 
 def _tuples(value: Any) -> Any:
@@ -295,7 +288,7 @@ class VectorItem(_SuiteItem):
     def runtest(self) -> None:
         session = self.config.pluginmanager.get_plugin("snapkv-session")
         assert isinstance(session, SnapKVSession)
-        result = session.run(self.vector)
+        result = session.one(self.vector)
         if not result.passed:
             raise VectorFailed(result)
 
@@ -314,7 +307,7 @@ class CheckItem(_SuiteItem):
     def runtest(self) -> None:
         session = self.config.pluginmanager.get_plugin("snapkv-session")
         assert isinstance(session, SnapKVSession)
-        result = session.check(self.check)
+        result = session.one(self.check)
         if not result.passed:
             raise VectorFailed(result)
 

@@ -592,6 +592,7 @@ numbers = st.one_of(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None)
 @given(
     st.lists(numbers, max_size=6),

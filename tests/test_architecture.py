@@ -357,7 +357,7 @@ def test_a_stale_path_or_module_name_is_found() -> None:
 
 def test_a_layer_file_that_is_not_there_is_found() -> None:
     text = (
-        "| `judge/` | `checker.py` and `verdicts.py` | pure |\n"
+        "| `judge/` | `checker.py` and `rulings.py` | pure |\n"
         "See `runner/run.py`, `runner/gone.py` and `cli/commands/`."
     )
-    assert missing_layer_files(text) == ["judge/verdicts.py", "runner/gone.py"]
+    assert missing_layer_files(text) == ["judge/rulings.py", "runner/gone.py"]

@@ -19,17 +19,20 @@ from hypothesis import strategies as st
 from conformance import mutants
 from conformance.adapter.server import Session
 from conformance.explain import diagnosis
-from conformance.judge import checker, outcomes
+from conformance.judge import checker, outcomes, verdicts
 from conformance.policy.reference import SnapKV, float32_literal
+from conformance.runner.client import Client
+from conformance.runner.results import VectorResult
 from conformance.spec.text import catches_of
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure, InProcessAdapter
+from conformance.transport.failures import AdapterFailure
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import params, reference_vector, workload
 
 
 def answers_of(vector: Vector, factory: Any = None) -> list[dict[str, Any]]:
     """What an in-process session of ``factory`` (the reference by default) answers."""
-    adapter = InProcessAdapter(factory)
+    adapter = Client(InProcessAdapter(factory))
     adapter.start()
     return adapter.exchange([call.request for call in vector.calls])
 
@@ -61,24 +64,24 @@ def judge_with(vector: Vector, answers: list[dict[str, Any]], index: int, **fiel
 
 def test_the_reference_passes(vector, answers):
     result = checker.judge(vector, answers)
-    assert result.verdict == checker.PASS
+    assert result.verdict == verdicts.PASS
     assert result.passed and result.call_index is None and result.message == ""
 
 
 @pytest.mark.parametrize(
     ("victims", "rule"),
     [
-        ("3", checker.NOT_INTEGERS),
-        ([True], checker.NOT_INTEGERS),
-        ([1.0], checker.NOT_INTEGERS),
-        (None, checker.NOT_INTEGERS),
+        ("3", verdicts.NOT_INTEGERS),
+        ([True], verdicts.NOT_INTEGERS),
+        ([1.0], verdicts.NOT_INTEGERS),
+        (None, verdicts.NOT_INTEGERS),
     ],
 )
 def test_victims_that_are_not_a_list_of_integers(vector, answers, victims, rule):
     index = first_multi_victim_evict(vector)
     result = judge_with(vector, answers, index, victims=victims)
     assert (result.verdict, result.rule, result.call_index) == (
-        checker.BROKEN_INVARIANT,
+        verdicts.BROKEN_INVARIANT,
         rule,
         index,
     )
@@ -90,11 +93,11 @@ def test_victims_descending_or_repeated(vector, answers):
     index = first_multi_victim_evict(vector)
     expected = vector.calls[index].expected_victims
     result = judge_with(vector, answers, index, victims=expected[::-1])
-    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.NOT_ASCENDING)
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, verdicts.NOT_ASCENDING)
     assert result.expected == expected and result.actual == expected[::-1]
     repeated = [expected[0], expected[0]]
     result = judge_with(vector, answers, index, victims=repeated)
-    assert result.rule == checker.NOT_ASCENDING
+    assert result.rule == verdicts.NOT_ASCENDING
     assert f"repeat position {expected[0]}" in result.message
 
 
@@ -104,7 +107,7 @@ def test_victim_not_currently_kept(vector, answers):
     never_admitted = 1  # the workload admits even positions only
     victims = sorted([never_admitted, *expected[1:]])
     result = judge_with(vector, answers, index, victims=victims)
-    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.NOT_KEPT)
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, verdicts.NOT_KEPT)
     assert "position 1, which is not currently kept" in result.message
 
 
@@ -114,7 +117,7 @@ def test_victim_already_evicted_is_not_kept(vector, answers):
     gone = vector.calls[first].expected_victims[0]
     victims = sorted({gone, *vector.calls[second].expected_victims[1:]})
     result = judge_with(vector, answers, second, victims=victims)
-    assert result.rule == checker.NOT_KEPT
+    assert result.rule == verdicts.NOT_KEPT
     assert f"position {gone}," in result.message
 
 
@@ -125,7 +128,7 @@ def test_protected_recent_entry_evicted(vector, answers):
     newest = kept[-1]  # one of the recentWindow 2 protected entries
     victims = sorted([*expected[1:], newest])
     result = judge_with(vector, answers, index, victims=victims)
-    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.PROTECTED_EVICTED)
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, verdicts.PROTECTED_EVICTED)
     assert f"evicted [{newest}]" in result.message and "recentWindow 2" in result.message
 
 
@@ -140,7 +143,7 @@ def test_wrong_count(vector, answers, change):
         spare = next(p for p in kept[:-2] if p not in expected)
         victims = sorted([*expected, spare])
     result = judge_with(vector, answers, index, victims=victims)
-    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.WRONG_COUNT)
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, verdicts.WRONG_COUNT)
     assert f"budget 4) = {len(expected)}" in result.message
 
 
@@ -151,7 +154,7 @@ def test_wrong_victims_when_every_invariant_holds(vector, answers):
     other = next(p for p in kept[:-2] if p not in expected)
     victims = sorted([*expected[1:], other])
     result = judge_with(vector, answers, index, victims=victims)
-    assert result.verdict == checker.WRONG_VICTIMS
+    assert result.verdict == verdicts.WRONG_VICTIMS
     assert (result.expected, result.actual) == (expected, victims)
     assert f"[{other}] should have been kept" in result.message
     assert f"[{expected[0]}] should have been evicted" in result.message
@@ -187,7 +190,7 @@ def test_refusal_expectations_come_from_the_reference(refusing):
         None,
         None,
     ]
-    assert checker.judge(refusing, answers_of(refusing)).verdict == checker.PASS
+    assert checker.judge(refusing, answers_of(refusing)).verdict == verdicts.PASS
 
 
 def refusal(kind: str, message: str = "no") -> dict[str, Any]:
@@ -198,7 +201,7 @@ def test_wrong_error_kind(refusing):
     answers = answers_of(refusing)
     answers[2] = {"id": answers[2]["id"], **refusal("invalid-position", "pos bad")}
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index, result.op) == (checker.WRONG_ERROR_KIND, 2, "step")
+    assert (result.verdict, result.call_index, result.op) == (verdicts.WRONG_ERROR_KIND, 2, "step")
     assert result.expected == {"error": "invalid-attention"}
     assert result.actual == {"error": "invalid-position", "message": "pos bad"}
 
@@ -207,7 +210,7 @@ def test_unexpected_success(refusing):
     answers = answers_of(refusing)
     answers[3] = {"id": answers[3]["id"], "ok": True}
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index) == (checker.UNEXPECTED_SUCCESS, 3)
+    assert (result.verdict, result.call_index) == (verdicts.UNEXPECTED_SUCCESS, 3)
     assert "must be refused with invalid-position" in result.message
 
 
@@ -215,7 +218,7 @@ def test_unexpected_refusal(refusing):
     answers = answers_of(refusing)
     answers[6] = {"id": answers[6]["id"], **refusal("no-policy", "lost it")}
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index) == (checker.UNEXPECTED_REFUSAL, 6)
+    assert (result.verdict, result.call_index) == (verdicts.UNEXPECTED_REFUSAL, 6)
     assert result.expected == {"victims": refusing.calls[6].expected_victims}
     assert "no-policy (lost it)" in result.message
 
@@ -225,7 +228,7 @@ def test_a_refused_step_is_not_tracked_as_kept(refusing):
     answers = answers_of(refusing)
     victims = answers[6]["victims"]
     answers[6]["victims"] = sorted([2, *victims[1:]])
-    assert checker.judge(refusing, answers).rule == checker.NOT_KEPT
+    assert checker.judge(refusing, answers).rule == verdicts.NOT_KEPT
 
 
 @pytest.mark.parametrize(
@@ -242,7 +245,7 @@ def test_protocol_errors_in_answers(refusing, answer, words):
     answers = answers_of(refusing)
     answers[2] = {"id": answers[2]["id"], **answer}
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index) == (checker.PROTOCOL_ERROR, 2)
+    assert (result.verdict, result.call_index) == (verdicts.PROTOCOL_ERROR, 2)
     assert words in result.message
 
 
@@ -250,7 +253,7 @@ def test_evict_answer_without_victims(refusing):
     answers = answers_of(refusing)
     del answers[6]["victims"]
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index) == (checker.PROTOCOL_ERROR, 6)
+    assert (result.verdict, result.call_index) == (verdicts.PROTOCOL_ERROR, 6)
     assert "no victims" in result.message
 
 
@@ -266,7 +269,11 @@ def test_extra_fields_in_answers_are_allowed(refusing):
 
 @pytest.mark.parametrize(
     ("kind", "verdict"),
-    [("crash", checker.CRASH), ("timeout", checker.TIMEOUT), ("protocol", checker.PROTOCOL_ERROR)],
+    [
+        ("crash", verdicts.CRASH),
+        ("timeout", verdicts.TIMEOUT),
+        ("protocol", verdicts.PROTOCOL_ERROR),
+    ],
 )
 def test_a_failure_becomes_the_verdict_at_its_call(refusing, kind, verdict):
     answers = answers_of(refusing)
@@ -283,20 +290,20 @@ def test_a_wrong_answer_before_the_failure_is_reported_first(refusing):
     answers[3] = {"id": answers[3]["id"], "ok": True}
     failure = AdapterFailure("crash", 5, "the adapter exited", answers=answers)
     result = checker.judge(refusing, answers, failure=failure)
-    assert (result.verdict, result.call_index) == (checker.UNEXPECTED_SUCCESS, 3)
+    assert (result.verdict, result.call_index) == (verdicts.UNEXPECTED_SUCCESS, 3)
     assert "then failed: the adapter exited" in result.message
 
 
 def test_missing_answers_without_a_failure(refusing):
     result = checker.judge(refusing, answers_of(refusing)[:3])
-    assert result.verdict == checker.PROTOCOL_ERROR
+    assert result.verdict == verdicts.PROTOCOL_ERROR
     assert "3 answers to 7 calls" in result.message
 
 
 def test_describe_is_one_line_with_id_call_and_verdict(refusing):
     answers = answers_of(refusing)
     answers[3] = {"id": answers[3]["id"], "ok": True}
-    line = checker.VectorResult.of(checker.judge(refusing, answers)).describe()
+    line = VectorResult(checker.judge(refusing, answers)).describe()
     assert "\n" not in line
     assert line.startswith("checker/refusals: call 3 (step): unexpected-success: ")
 
@@ -309,10 +316,10 @@ TIES_TO_HIGHER = mutants.lookup("ties-to-higher-position").policy
 FLOAT32_SUMS = mutants.lookup("float32-accumulation").policy
 
 
-def diagnosis_for(vector: Vector, factory: Any) -> tuple[checker.Verdict, str]:
+def diagnosis_for(vector: Vector, factory: Any) -> tuple[verdicts.Verdict, str]:
     result = checker.judge(vector, answers_of(vector, factory))
-    assert result.verdict == checker.WRONG_VICTIMS
-    adapter = InProcessAdapter(factory)
+    assert result.verdict == verdicts.WRONG_VICTIMS
+    adapter = Client(InProcessAdapter(factory))
     adapter.start()
     requests = diagnosis.diagnosis_requests(vector, result.call_index)
     assert [r["op"] for r in requests[-2:]] == ["scores", "evict"]
@@ -386,7 +393,7 @@ def test_diagnosis_of_a_score_beyond_float64_is_no_diagnosis_not_a_crash(name):
         ],
     )
     index = evict_indices(ties)[-1]
-    answers = InProcessAdapter(SnapKV)
+    answers = Client(InProcessAdapter(SnapKV))
     answers.start()
     replies = answers.exchange(diagnosis.diagnosis_requests(ties, index))
     replies[index] = {**replies[index], name: [10**400, *replies[index][name][1:]]}
@@ -414,11 +421,13 @@ def test_a_failure_names_what_the_vector_catches(vector, answers):
         vector.calls,
     )
     index = evict_indices(described)[-1]
-    wrong = diagnosis.explained(described, judge_with(described, answers, index, victims=[-1]))
+    wrong = judge_with(described, answers, index, victims=[-1])
+    catches, elsewhere = diagnosis.explained(described, wrong)
     assert not wrong.passed
-    assert wrong.catches == "ties broken toward the higher position."
-    assert checker.VectorResult.of(wrong).to_json()["catches"] == wrong.catches
-    assert diagnosis.explained(described, checker.judge(described, answers)).catches == ""
+    assert catches == "ties broken toward the higher position."
+    shown = VectorResult(wrong, catches=catches, elsewhere=elsewhere).to_json()
+    assert shown["catches"] == catches
+    assert diagnosis.explained(described, checker.judge(described, answers))[0] == ""
 
 
 def test_catches_is_empty_for_a_description_without_the_marker():

@@ -27,6 +27,9 @@ import pytest
 from tests.support.toolchains import build_lock, require_tools
 from tests.support.wheel import build_wheel
 
+#: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "docs" / "ci" / "nightly-fuzz.yml"
 MUTANT = shlex.join(

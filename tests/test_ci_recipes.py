@@ -25,6 +25,9 @@ import pytest
 from tests.support.toolchains import require_tools
 from tests.support.wheel import build_wheel
 
+#: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 RECIPES = ROOT / "docs" / "ci"
 COMMITTED = len(list((ROOT / "vectors").rglob("*.json")))

@@ -27,9 +27,11 @@ from conformance import cli
 from conformance.cli.commands import _options
 from conformance.report import outputs, terminal
 from conformance.runner import run
+from conformance.runner.client import parse_handshake
 from conformance.tools import fuzz
 from conformance.tools.generate import generator
-from conformance.transport.session import AdapterStartError, InProcessAdapter, parse_handshake
+from conformance.transport.failures import AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -223,7 +225,7 @@ def test_an_unexpected_error_in_a_worker_is_raised_in_the_caller(suite_dir):
     from conformance.suite.vectors import load_suite
 
     class Broken(InProcessAdapter):
-        def receive(self, ticket, into=None):
+        def receive(self, ticket, into=None, read=None, **kw):
             raise RuntimeError("bug while receiving")
 
     with pytest.raises(RuntimeError, match="bug while receiving"):
@@ -501,9 +503,10 @@ def test_progress_fits_the_terminal_of_its_own_stream():
         progress = terminal.ProgressLine(stream)
         assert progress.enabled
         vector = plain_vector("a/very/long/vector/id/that/would/wrap/a/fifty/column/terminal")
-        from conformance.judge.checker import PASS, VectorResult
+        from conformance.judge.verdicts import PASS, Verdict
+        from conformance.runner.results import VectorResult
 
-        progress(VectorResult(vector.id, PASS), 1, 2)
+        progress(VectorResult(Verdict(vector.id, PASS)), 1, 2)
         stream.flush()
         text = os.read(leader, 4096).decode()
     os.close(leader)

@@ -14,15 +14,12 @@ from typing import Any
 import pytest
 
 from conformance.policy.reference import SnapKV
+from conformance.runner.client import Client
 from conformance.spec.protocol import encode_body
 from conformance.suite.wire import Prepared
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
 from conformance.transport.process import STDERR_KEEP
-from conformance.transport.session import (
-    AdapterFailure,
-    AdapterProcess,
-    AdapterStartError,
-    InProcessAdapter,
-)
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -46,7 +43,7 @@ def inline(code: str) -> list[str]:
 
 @pytest.fixture
 def reference():
-    adapter = AdapterProcess(REFERENCE_ARGV, timeout=5.0)
+    adapter = Client.process(REFERENCE_ARGV, timeout=5.0)
     adapter.start()
     yield adapter
     adapter.close()
@@ -94,7 +91,7 @@ def test_encode_body_splices_into_an_id():
 
 
 def failure_of(argv: list[str], vector, timeout: float = 1.0, **kw: Any) -> AdapterFailure:
-    with AdapterProcess(argv, timeout=timeout, **kw) as adapter:
+    with Client.process(argv, timeout=timeout, **kw) as adapter:
         began = time.monotonic()
         with pytest.raises(AdapterFailure) as caught:
             adapter.exchange(requests_of(vector))
@@ -163,7 +160,7 @@ def test_two_answers_to_one_request_blame_that_request():
 def test_an_extra_answer_after_the_exchange_is_placed_in_the_previous_one():
     vector = trigger_vector()
     cut = index_of_armed_evict(vector) + 1
-    with AdapterProcess(broken("two_answers"), timeout=1.0) as adapter:
+    with Client.process(broken("two_answers"), timeout=1.0) as adapter:
         adapter.exchange(requests_of(vector)[:cut])
         with pytest.raises(AdapterFailure) as caught:
             adapter.exchange(requests_of(plain_vector("driver/next")))
@@ -186,7 +183,7 @@ def test_line_cap_is_configurable():
     requests = [{"op": "new", "params": params(500, 0, 4, 1), "seed": 0}]
     requests += [{"op": "step", "pos": p, "attn": None} for p in range(100)]
     requests += [{"op": "scores"}]  # positions, sums and pooled: well over 1000 bytes
-    with AdapterProcess(REFERENCE_ARGV, timeout=2.0, max_line=1000) as adapter:
+    with Client.process(REFERENCE_ARGV, timeout=2.0, max_line=1000) as adapter:
         with pytest.raises(AdapterFailure) as caught:
             adapter.exchange(requests)
         adapter.kill()
@@ -196,7 +193,7 @@ def test_line_cap_is_configurable():
 
 def test_stderr_flood_passes_and_the_tail_stays_bounded():
     vector = trigger_vector()
-    with AdapterProcess(broken("stderr_flood"), timeout=2.0) as adapter:
+    with Client.process(broken("stderr_flood"), timeout=2.0) as adapter:
         answers = adapter.exchange(requests_of(vector) * 5)  # about 6 MB of stderr
         tail = adapter.stderr_tail()
     assert len(answers) == 5 * len(vector.calls)
@@ -205,7 +202,7 @@ def test_stderr_flood_passes_and_the_tail_stays_bounded():
 
 
 def test_close_kills_an_adapter_that_ignores_bye():
-    adapter = AdapterProcess(broken("ignore_bye"), timeout=1.0, grace=0.5)
+    adapter = Client.process(broken("ignore_bye"), timeout=1.0, grace=0.5)
     adapter.start()
     began = time.monotonic()
     adapter.close()
@@ -221,9 +218,9 @@ def test_close_after_bye_exits_cleanly(reference):
 
 
 def test_restart_gives_a_fresh_process(reference):
-    first = reference.pid
+    first = reference.transport.pid
     handshake = reference.restart()
-    assert reference.pid != first and handshake.name == "snapkv-conformance reference"
+    assert reference.transport.pid != first and handshake.name == "snapkv-conformance reference"
     assert reference.exchange([{"op": "evict"}])[0]["error"]["kind"] == "no-policy"
 
 
@@ -239,7 +236,7 @@ def test_blank_answer_lines_are_ignored():
             sys.stdout.write("\\n  \\n" + json.dumps(answer) + "\\n")
             sys.stdout.flush()
     """
-    with AdapterProcess(inline(code), timeout=2.0) as adapter:
+    with Client.process(inline(code), timeout=2.0) as adapter:
         assert adapter.exchange([{"op": "evict"}, {"op": "evict"}])[1]["ok"] is True
 
 
@@ -255,7 +252,7 @@ def test_nan_in_an_answer_is_not_json():
             print(json.dumps(answer))
             sys.stdout.flush()
     """
-    with AdapterProcess(inline(code), timeout=2.0) as adapter:
+    with Client.process(inline(code), timeout=2.0) as adapter:
         with pytest.raises(AdapterFailure, match=r"the answer is not JSON.*NaN is not valid JSON"):
             adapter.exchange([{"op": "evict"}])
         adapter.kill()
@@ -282,13 +279,13 @@ def test_an_answer_with_id_null_says_the_request_was_unreadable():
 
 def test_a_missing_program_cannot_start():
     with pytest.raises(AdapterStartError, match="cannot run the adapter"):
-        AdapterProcess(["/nonexistent/adapter"]).start()
+        Client.process(["/nonexistent/adapter"]).start()
 
 
 def test_crash_at_start_shows_status_and_stderr():
     began = time.monotonic()
     with pytest.raises(AdapterStartError) as caught:
-        AdapterProcess(broken("crash_at_start"), timeout=2.0).start()
+        Client.process(broken("crash_at_start"), timeout=2.0).start()
     assert time.monotonic() - began < BOUND
     assert "exited (exit status 3)" in caught.value.message
     assert "cannot open model weights" in caught.value.stderr_tail
@@ -320,9 +317,10 @@ def test_a_bad_handshake_cannot_start(answer, words):
         sys.stdin.read()
     """
     with pytest.raises(AdapterStartError, match=words):
-        AdapterProcess(inline(code), timeout=2.0).start()
+        Client.process(inline(code), timeout=2.0).start()
 
 
+@pytest.mark.slow
 def test_a_slow_start_gets_more_time_than_an_answer():
     # Shakes hands after 2 s: four times the per-answer timeout, well within the start's 10 s.
     code = """
@@ -332,7 +330,7 @@ def test_a_slow_start_gets_more_time_than_an_answer():
         sys.argv = ["conformance", "adapter"]
         runpy.run_module("conformance", run_name="__main__")
     """
-    with AdapterProcess(inline(code), timeout=0.5) as adapter:
+    with Client.process(inline(code), timeout=0.5) as adapter:
         assert adapter.handshake.name == "snapkv-conformance reference"
         assert adapter.exchange([{"op": "bye"}])[0]["ok"] is True
 
@@ -341,7 +339,7 @@ def test_a_silent_adapter_times_out_at_start():
     code = "import time; time.sleep(60)"
     began = time.monotonic()
     with pytest.raises(AdapterStartError, match=r"no answer within 0\.5 s"):
-        AdapterProcess(inline(code), timeout=0.1, start_timeout=0.5).start()
+        Client.process(inline(code), timeout=0.1, start_timeout=0.5).start()
     assert time.monotonic() - began < BOUND
 
 
@@ -350,7 +348,7 @@ def test_a_silent_adapter_times_out_at_start():
 
 def test_in_process_answers_equal_the_process_answers(reference):
     vector = plain_vector("driver/same")
-    adapter = InProcessAdapter()
+    adapter = Client(InProcessAdapter())
     assert adapter.start() == reference.handshake
     strip = lambda answers: [{k: v for k, v in a.items() if k != "id"} for a in answers]  # noqa: E731
     assert strip(adapter.exchange(requests_of(vector))) == strip(
@@ -363,7 +361,7 @@ def test_an_exception_in_process_is_a_crash():
         def evict(self) -> list[int]:
             raise IndexError("index 7 is out of bounds")
 
-    adapter = InProcessAdapter(Exploding)
+    adapter = Client(InProcessAdapter(Exploding))
     adapter.start()
     vector = plain_vector("driver/explode")
     with pytest.raises(AdapterFailure) as caught:

@@ -11,8 +11,8 @@ from conformance.spec import errors
 from conformance.spec.errors import EXIT_USAGE, GenerationError, KitError, VectorError, print_error
 from conformance.suite.checks import CheckError
 from conformance.suite.discovery import KnownFailuresError
+from conformance.transport.failures import AdapterStartError
 from conformance.transport.process import CommandError, StartError
-from conformance.transport.session import AdapterStartError
 
 
 @pytest.mark.parametrize(

@@ -19,24 +19,26 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from conformance.adapter.replay import replay
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.mutants import lookup
 from conformance.policy.reference import SnapKV
+from conformance.runner.client import Client
 from conformance.runner.run import run_suite
 from conformance.suite import validation
 from conformance.suite.vectors import load_vector
 from conformance.tools import fuzz
 from conformance.tools.scenarios import scenario_of, scenarios
-from conformance.transport.session import AdapterProcess, InProcessAdapter
+from conformance.transport.in_process import InProcessAdapter
 from tests.heldout_ports import ArgsortSelection
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 
 PLANTED = ("stale-history-on-reuse", "null-advances-ring", "ties-to-higher-position")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", PLANTED)
 def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
-    with AdapterProcess(mutant_argv(name), timeout=10) as adapter:
+    with Client.process(mutant_argv(name), timeout=10) as adapter:
         result = fuzz.fuzz(adapter, seed=0, max_shrinks=100)
         port = adapter.handshake.describe()
     finding = result.finding
@@ -54,7 +56,7 @@ def test_default_budget_finds_shrinks_and_saves_the_planted_bug(name, tmp_path):
     _, problems = validation.check_file(path)
     assert problems == []
     on_bug = run_suite([load_vector(path)], mutant_argv(name), timeout=10)
-    assert [r.verdict for r in on_bug.results] == [checker.WRONG_VICTIMS]
+    assert [r.verdict for r in on_bug.results] == [verdicts.WRONG_VICTIMS]
     on_reference = run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10)
     assert on_reference.results[0].passed
 
@@ -70,6 +72,7 @@ REAL_WORLD = (
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", (1, 2, 3))
 @pytest.mark.parametrize("name", REAL_WORLD)
 def test_default_budget_finds_real_world_summations_and_sorts(name, seed):
@@ -78,18 +81,18 @@ def test_default_budget_finds_real_world_summations_and_sorts(name, seed):
     assert finding is not None, f"{name}: no difference in {result.examples} examples"
     vector = fuzz.difference_vector(finding, "a port", seed)
     assert len(vector.calls) <= 160  # shrunk: the scenarios that find these run to hundreds
-    on_mistake = run_suite([vector], adapter_factory=lambda: mistake(name, start=False))
-    assert [r.verdict for r in on_mistake.results] == [checker.WRONG_VICTIMS]
+    on_mistake = run_suite([vector], adapter_factory=lambda: mistake(name, start=False).transport)
+    assert [r.verdict for r in on_mistake.results] == [verdicts.WRONG_VICTIMS]
     on_reference = run_suite([vector], adapter_factory=InProcessAdapter)
     assert on_reference.results[0].passed
 
 
-def mistake(name: str, start: bool = True) -> InProcessAdapter:
+def mistake(name: str, start: bool = True) -> Client:
     if name == "argsort":
-        adapter = InProcessAdapter(ArgsortSelection)
+        adapter = Client(InProcessAdapter(ArgsortSelection))
     else:
         found = lookup(name)
-        adapter = InProcessAdapter(found.factory, found.implementation())
+        adapter = Client(InProcessAdapter(found.factory, found.implementation()))
     if start:
         adapter.start()
     return adapter
@@ -152,7 +155,7 @@ def test_the_same_seed_gives_the_same_vector():
 
 
 def test_no_difference_against_the_reference():
-    adapter = InProcessAdapter()
+    adapter = Client(InProcessAdapter())
     adapter.start()
     result = fuzz.fuzz(adapter, seed=5, max_examples=60)
     assert result.finding is None
@@ -166,7 +169,7 @@ def test_a_crash_is_a_difference_and_the_adapter_is_restarted(tmp_path):
                 raise RuntimeError("boom")
             return super().evict()
 
-    adapter = InProcessAdapter(CrashOnEvict)
+    adapter = Client(InProcessAdapter(CrashOnEvict))
     adapter.start()
     finding = fuzz.fuzz(adapter, seed=2, max_shrinks=80).finding
     assert finding is not None
@@ -186,6 +189,7 @@ def test_every_scenario_makes_a_valid_vector(scenario):
     assert [call.request for call in vector.calls] == list(scenario.calls)
 
 
+@pytest.mark.slow
 def test_cli_saves_a_vector_that_fails_through_run(tmp_path):
     command = shlex.join(mutant_argv("ties-to-higher-position"))
     save = tmp_path / "found"
@@ -202,6 +206,7 @@ def test_cli_saves_a_vector_that_fails_through_run(tmp_path):
     assert cli("validate", str(path)).returncode == 0
 
 
+@pytest.mark.slow
 def test_cli_exit_codes(tmp_path):
     reference = shlex.join(REFERENCE_ARGV)
     clean = cli("fuzz", "--adapter", reference, "--max-examples", "15", "--seed", "1")
@@ -235,10 +240,10 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def planted(name: str) -> InProcessAdapter:
+def planted(name: str) -> Client:
     """The catalogued mutant ``name``, served in-process (faster than a process)."""
     mutant = lookup(name)
-    adapter = InProcessAdapter(mutant.factory, mutant.implementation())
+    adapter = Client(InProcessAdapter(mutant.factory, mutant.implementation()))
     adapter.start()
     return adapter
 
@@ -248,12 +253,13 @@ def planted(name: str) -> InProcessAdapter:
 SLIPS = Path(__file__).resolve().parent / "lax_adapters" / "slips.py"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("seed", (1, 2, 3))
 def test_default_budget_finds_the_single_rounding_slip(seed, tmp_path):
     """Java's Float.parseFloat behind a float64 overflow guard: found and shrunk to a vector
     tagged double-rounding, which keeps its weights as written and fails the slip."""
     argv = [sys.executable, str(SLIPS), "single-rounding"]
-    with AdapterProcess(argv, timeout=10) as adapter:
+    with Client.process(argv, timeout=10) as adapter:
         result = fuzz.fuzz(adapter, seed=seed)
     finding = result.finding
     assert finding is not None, f"no difference in {result.examples} examples"
@@ -268,6 +274,7 @@ def test_default_budget_finds_the_single_rounding_slip(seed, tmp_path):
     assert run_suite([load_vector(path)], REFERENCE_ARGV, timeout=10).results[0].passed
 
 
+@pytest.mark.slow
 def test_scenarios_draw_weights_of_every_spelling_in_accepted_and_refused_calls():
     from hypothesis import seed as hypothesis_seed
 
@@ -316,6 +323,7 @@ def test_the_rounding_weights_come_in_every_spelling():
 # -- campaigns: the working directory, the database, shards --------------------------------------
 
 
+@pytest.mark.slow
 def test_fuzz_writes_nothing_in_the_working_directory(tmp_path):
     work = tmp_path / "work"
     work.mkdir()
@@ -341,11 +349,12 @@ def test_the_database_keeps_a_finding_and_replays_it_first(tmp_path):
     again = fuzz.fuzz(planted("null-advances-ring"), seed=12, max_shrinks=60, database=database)
     assert again.finding is not None and again.finding.examples_to_find == 1
     # A port without the mistake passes them: stored failures are no findings of their own.
-    clean = InProcessAdapter()
+    clean = Client(InProcessAdapter())
     clean.start()
     assert fuzz.fuzz(clean, seed=12, max_examples=5, database=database).finding is None
 
 
+@pytest.mark.slow
 def test_a_shard_searches_its_own_seed_and_replays_as_that_seed(tmp_path):
     assert {fuzz.shard_seed(5, (index, 4)) for index in range(1, 5)} == {20, 21, 22, 23}
     assert fuzz.shard_seed(5, None) == fuzz.shard_seed(5, (1, 1)) == 5

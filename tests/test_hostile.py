@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance.judge.checker import PASS, TIMEOUT
+from conformance.judge.verdicts import PASS, TIMEOUT
 from conformance.runner.checks import run_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
@@ -101,6 +101,7 @@ serve()
     assert session.exit_status == 0 and time.monotonic() - started < 15
 
 
+@pytest.mark.slow
 def test_a_check_adapter_that_lingers_after_its_input_ends_fails_within_the_grace() -> None:
     """Case 6: every answer given, input closed, and the adapter does not exit: the check
     fails after the exit grace, not after the whole timeout (40 checks would wait 40 times)."""
@@ -211,6 +212,7 @@ def bench(*argv: str, timeout: float = 120) -> tuple[subprocess.CompletedProcess
     return done, time.monotonic() - started
 
 
+@pytest.mark.slow
 def test_bench_an_adapter_that_writes_without_end_stays_bounded() -> None:
     """Case 10: an endless writer is cut off (one line per request at most, each bounded),
     not read until memory runs out."""
@@ -396,6 +398,7 @@ def test_run_refuses_a_check_file_validate_refuses(tmp_path: Path, edit, words: 
         assert "Traceback" not in said and str(broken) in said and words in said, said
 
 
+@pytest.mark.slow
 def test_a_check_s_huge_wrong_answer_is_kept_bounded() -> None:
     """Case 3: 520,000 victims in a check's answer: the verdict keeps a capped list (as vector
     results do), so the report stays small."""
@@ -421,6 +424,7 @@ for line in sys.stdin.buffer:
     assert len(json_module.dumps(verdict.actual)) < 20_000 and len(verdict.message) < 2_000
 
 
+@pytest.mark.slow
 def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
     """Case 7b: a 1 MiB refusal message on each of a vector's 257 evicts. The answers are
     capped as each is read, not when the vector settles, so the run's memory stays near that

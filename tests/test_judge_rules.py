@@ -1,8 +1,9 @@
 """Each rule the judge applies, pinned on its own, in both places it is judged.
 
-Most rules about an answer's JSON types are judged twice: in the vector path (the runner's
-handshake and id echo in ``conformance.transport.session``, the answers in
-``conformance.judge.checker``) and in the protocol-check judge (``conformance.judge.checks``).
+Most rules about an answer's JSON types are applied on two paths: the vector path (the
+runner's handshake in ``conformance.runner.client``, each answer line read by
+``conformance.judge.answers``, the answers judged in ``conformance.judge.checker``) and the
+protocol-check judge (``conformance.judge.checks``, its lines read by the same rules).
 A port that breaks a rule fails many vectors and checks, so a slip in one copy of the rule is
 hidden by the other: every test here plants exactly one fault where only the rule under test
 can catch it, in one path, and asserts the verdict that rule gives. Expected values come from
@@ -16,15 +17,18 @@ from typing import Any
 
 import pytest
 
-from conformance.judge import checker
-from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.judge import checker, verdicts
+from conformance.judge.checks import judge_check
+from conformance.judge.verdicts import Judged, Verdict
 from conformance.runner import run as runner
+from conformance.runner.client import Client, parse_handshake
 from conformance.spec.protocol import is_integer, same_integer
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.suite.validation import CheckDraft, check_document, realize, reference_answers
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterStartError, InProcessAdapter, parse_handshake
+from conformance.transport.failures import AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import broken, params, reference_vector
 
 CHECKS = {check.id: check for check in load_checks([suite_dir()])}
@@ -37,7 +41,7 @@ def rewritten(op: str, field: str, text: str) -> list[str]:
 
 
 def answers_of(vector: Vector) -> list[dict[str, Any]]:
-    adapter = InProcessAdapter()
+    adapter = Client(InProcessAdapter())
     adapter.start()
     return adapter.exchange([call.request for call in vector.calls])
 
@@ -99,7 +103,7 @@ def test_spec_1_is_integer_refuses_booleans_and_integral_floats(value):
 
 @pytest.mark.parametrize("text", ["1.0", "true"])
 def test_spec_3_2_runner_refuses_a_hello_whose_protocol_is_not_the_integer_1(evicts_zero, text):
-    """SPEC.md §3.2: the answer's protocol is the integer 1 (session.parse_handshake through
+    """SPEC.md §3.2: the answer's protocol is the integer 1 (client.parse_handshake through
     protocol.parse_hello_answer's same_integer)."""
     with pytest.raises(AdapterStartError, match=f"answered hello with protocol {text}"):
         run_one(evicts_zero, rewritten("hello", "protocol", text))
@@ -108,7 +112,7 @@ def test_spec_3_2_runner_refuses_a_hello_whose_protocol_is_not_the_integer_1(evi
 @pytest.mark.parametrize("text", ["1.0", "true"])
 def test_spec_3_1_runner_refuses_a_hello_id_that_is_not_the_integer_1(evicts_zero, text):
     """SPEC.md §3.1: the id is echoed as the same integer; hello's id is 1, which 1.0 and true
-    equal in Python (session.AdapterProcess._decode's same_integer)."""
+    equal in Python (answers.echoes_id's same_integer)."""
     with pytest.raises(AdapterStartError, match=f"the answer has id {text}, expected 1"):
         run_one(evicts_zero, rewritten("hello", "id", text))
 
@@ -116,9 +120,9 @@ def test_spec_3_1_runner_refuses_a_hello_id_that_is_not_the_integer_1(evicts_zer
 @pytest.mark.parametrize(("text", "shown"), [("ID.0", "5.0"), ("-", "null")])
 def test_spec_3_1_runner_fails_an_id_echoed_as_a_float_or_left_out(evicts_zero, text, shown):
     """SPEC.md §3.1: every answer echoes its request's integer id; ``5.0`` and no id at all
-    are protocol errors (session.AdapterProcess._decode). The evict is request 5, after hello."""
+    are protocol errors (answers.read_answer). The evict is request 5, after hello."""
     result = run_one(evicts_zero, rewritten("evict", "id", text))
-    assert (result.verdict, result.call_index, result.op) == (checker.PROTOCOL_ERROR, 3, "evict")
+    assert (result.verdict, result.call_index, result.op) == (verdicts.PROTOCOL_ERROR, 3, "evict")
     assert f"the answer has id {shown}, expected 5" in result.message
 
 
@@ -149,7 +153,7 @@ def test_spec_5_runner_fails_victims_that_equal_the_expected_ones_only_in_python
     """SPEC.md §3.2, §5: victims are a list of integers; ``[0.0]`` and ``[false]`` have the
     value of the expected ``[0]`` (checker._judge_victims' is_integer)."""
     result = run_one(evicts_zero, rewritten("evict", "victims", text))
-    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.NOT_INTEGERS)
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, verdicts.NOT_INTEGERS)
     assert f"victims must be a list of integers, got {text}" in result.message
 
 
@@ -159,8 +163,8 @@ def test_spec_5_checker_fails_victims_of_the_wrong_json_type(evicts_zero, victim
     answers[3]["victims"] = victims
     result = checker.judge(evicts_zero, answers)
     assert (result.verdict, result.rule, result.call_index) == (
-        checker.BROKEN_INVARIANT,
-        checker.NOT_INTEGERS,
+        verdicts.BROKEN_INVARIANT,
+        verdicts.NOT_INTEGERS,
         3,
     )
 
@@ -168,7 +172,7 @@ def test_spec_5_checker_fails_victims_of_the_wrong_json_type(evicts_zero, victim
 def test_spec_3_2_runner_fails_a_step_answered_ok_1(evicts_zero):
     """SPEC.md §3.2: ``ok`` is a boolean; ``1`` is not true (protocol.answer_problem)."""
     result = run_one(evicts_zero, rewritten("step", "ok", "1"))
-    assert (result.verdict, result.call_index) == (checker.PROTOCOL_ERROR, 1)
+    assert (result.verdict, result.call_index) == (verdicts.PROTOCOL_ERROR, 1)
     assert "no boolean ok" in result.message
 
 
@@ -197,7 +201,7 @@ def test_spec_3_3_checker_ok_0_is_not_a_refusal(refusing):
     answers = answers_of(refusing)
     answers[2]["ok"] = 0
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index) == (checker.PROTOCOL_ERROR, 2)
+    assert (result.verdict, result.call_index) == (verdicts.PROTOCOL_ERROR, 2)
     assert "no boolean ok" in result.message
 
 
@@ -207,7 +211,7 @@ def test_spec_4_2_checker_fails_a_later_new_accepted_where_it_must_be_refused(re
     answers = answers_of(refusing)
     answers[3] = {"id": answers[3]["id"], "ok": True}
     result = checker.judge(refusing, answers)
-    assert (result.verdict, result.call_index, result.op) == (checker.UNEXPECTED_SUCCESS, 3, "new")
+    assert (result.verdict, result.call_index, result.op) == (verdicts.UNEXPECTED_SUCCESS, 3, "new")
     assert result.expected == {"error": "invalid-params"}
 
 
@@ -219,7 +223,7 @@ def test_spec_4_2_checker_fails_a_first_new_accepted_where_it_must_be_refused():
     )
     assert vector.calls[0].expected_error == "invalid-params"  # recentWindow < budget
     result = checker.judge(vector, [{"id": 1, "ok": True}])
-    assert (result.verdict, result.call_index, result.op) == (checker.UNEXPECTED_SUCCESS, 0, "new")
+    assert (result.verdict, result.call_index, result.op) == (verdicts.UNEXPECTED_SUCCESS, 0, "new")
 
 
 def test_spec_2_3_checker_fails_a_step_refused_where_it_must_succeed(refusing):
@@ -233,7 +237,7 @@ def test_spec_2_3_checker_fails_a_step_refused_where_it_must_succeed(refusing):
     }
     result = checker.judge(refusing, answers)
     assert (result.verdict, result.call_index, result.op) == (
-        checker.UNEXPECTED_REFUSAL,
+        verdicts.UNEXPECTED_REFUSAL,
         4,
         "step",
     )
@@ -261,7 +265,7 @@ def test_spec_2_4_checker_fails_the_oldest_protected_entry_evicted():
     answers = answers_of(vector)
     answers[5]["victims"] = [2]
     result = checker.judge(vector, answers)
-    assert (result.verdict, result.rule) == (checker.BROKEN_INVARIANT, checker.PROTECTED_EVICTED)
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, verdicts.PROTECTED_EVICTED)
     assert "evicted [2], among the recentWindow 2 protected entries [2, 3]" in result.message
 
 
@@ -285,7 +289,7 @@ def edited(lines: list[bytes], index: int, **fields: Any) -> list[bytes]:
 def reference(check_id: str) -> tuple[Any, list[bytes]]:
     item = CHECKS[check_id]
     answers = reference_answers(item.payload)
-    assert judge_check(item, answers) == CheckVerdict(checker.PASS)
+    assert judge_check(item, answers) == Verdict(item.id, verdicts.PASS)
     return item, answers
 
 
@@ -295,7 +299,7 @@ def test_spec_3_1_check_judge_refuses_an_id_that_is_not_the_same_integer(index, 
     a missing id are protocol errors (checks._outcome_fault's same_integer)."""
     item, answers = reference("protocol/hello-repeated")
     verdict = judge_check(item, edited(answers, index, id=value))
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, index)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, index)
     assert "answered with id" in verdict.message
 
 
@@ -305,7 +309,7 @@ def test_spec_3_1_check_judge_refuses_a_missing_id_where_null_is_due():
     item, answers = reference("protocol/id-not-an-integer")
     assert json.loads(answers[5])["id"] is None
     verdict = judge_check(item, edited(answers, 5, id=...))
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, 5)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 5)
     assert "answered with id no id, expected null" in verdict.message
 
 
@@ -314,7 +318,7 @@ def test_spec_3_2_check_judge_refuses_a_hello_protocol_that_is_not_the_integer_1
     """SPEC.md §3.2: hello's answer carries the integer 1 (checks._outcome_fault)."""
     item, answers = reference("protocol/hello-repeated")
     verdict = judge_check(item, edited(answers, 4, protocol=value))
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, 4)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 4)
     assert "hello answered protocol" in verdict.message
 
 
@@ -323,7 +327,7 @@ def test_spec_3_2_check_judge_refuses_an_ok_that_is_not_a_boolean(index, value):
     """SPEC.md §3.2: ``ok`` is true or false; ``1`` is a number (checks._outcome_fault)."""
     item, answers = reference("protocol/hello-repeated")
     verdict = judge_check(item, edited(answers, index, ok=value))
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, index)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, index)
     assert "not true or false" in verdict.message
 
 
@@ -332,7 +336,7 @@ def test_spec_3_3_check_judge_refuses_ok_0_on_a_refusal():
     item, answers = reference("protocol/hello-protocol-true")
     assert json.loads(answers[0])["ok"] is False
     verdict = judge_check(item, edited(answers, 0, ok=0))
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, 0)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 0)
 
 
 def test_spec_3_2_check_judge_refuses_victims_true_for_1():
@@ -341,7 +345,7 @@ def test_spec_3_2_check_judge_refuses_victims_true_for_1():
     assert json.loads(answers[5])["victims"] == [1]
     for victims in ([1.0], [True]):
         verdict = judge_check(item, edited(answers, 5, victims=victims))
-        assert (verdict.verdict, verdict.line) == (checker.WRONG_VICTIMS, 5), victims
+        assert (verdict.verdict, verdict.call_index) == (verdicts.WRONG_VICTIMS, 5), victims
 
 
 @pytest.fixture(scope="module")
@@ -377,7 +381,7 @@ def test_spec_3_2_check_judge_refuses_victims_zero_of_the_wrong_json_type(
     answers = reference_answers(evicts_zero_check.payload)
     assert judge_check(evicts_zero_check, answers).passed
     verdict = judge_check(evicts_zero_check, edited(answers, 4, victims=victims))
-    assert (verdict.verdict, verdict.line) == (checker.WRONG_VICTIMS, 4)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.WRONG_VICTIMS, 4)
 
 
 def test_spec_3_2_check_judge_fails_exit_status_1_at_end_of_input():
@@ -385,7 +389,7 @@ def test_spec_3_2_check_judge_fails_exit_status_1_at_end_of_input():
     then status 1 is a failure (judge_check's last exit status test)."""
     item, answers = reference("protocol/crlf")
     verdict = judge_check(item, answers, exit_status=1)
-    assert verdict.verdict == checker.CRASH
+    assert verdict.verdict == verdicts.CRASH
     assert "status 0, not 1" in verdict.message
 
 
@@ -465,7 +469,7 @@ def test_answers_of_is_the_reference(evicts_zero):
 EMPTY, FIVE, AFTER = 2, 8, 10
 
 
-def scores_edited(index: int, **lists: list[Any]) -> CheckVerdict:
+def scores_edited(index: int, **lists: list[Any]) -> Judged:
     item, answers = reference("protocol/scores-kept-positions")
     assert [json.loads(answers[i])["positions"] for i in (EMPTY, FIVE, AFTER)] == [
         [],
@@ -489,7 +493,11 @@ def test_spec_3_2_check_judge_fails_scores_lists_of_unequal_length():
     """SPEC.md §3.2: positions, sums and pooled are all three of the same length."""
     pooled = scores_of(FIVE)["pooled"]
     verdict = scores_edited(FIVE, pooled=pooled[:-1])
-    assert (verdict.verdict, verdict.line, verdict.op) == (checker.PROTOCOL_ERROR, FIVE, "scores")
+    assert (verdict.verdict, verdict.call_index, verdict.op) == (
+        verdicts.PROTOCOL_ERROR,
+        FIVE,
+        "scores",
+    )
     assert "scores has 5 positions but 4 pooled" in verdict.message
 
 
@@ -505,7 +513,7 @@ def test_spec_3_2_check_judge_fails_scores_lists_of_unequal_length():
 def test_spec_2_5_check_judge_fails_scores_of_the_wrong_json_type(name, values, words):
     """SPEC.md §2.5, §1: positions are integers (1.0 and true are not), scores numbers."""
     verdict = scores_edited(AFTER, **{name: values})
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, AFTER)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, AFTER)
     assert words in verdict.message
 
 
@@ -514,7 +522,7 @@ def test_spec_2_5_check_judge_fails_scores_without_the_protected_recent_entries(
     the candidates lists 0, 1 and 2 of the five kept, each with its own sum and pooled score."""
     five = scores_of(FIVE)
     verdict = scores_edited(FIVE, **{name: values[:3] for name, values in five.items()})
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, FIVE)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, FIVE)
     assert "leave out the kept position(s) [3, 4], the newest" in verdict.message
 
 
@@ -522,7 +530,7 @@ def test_spec_2_5_check_judge_fails_scores_positions_not_ascending():
     """SPEC.md §2.5: the kept positions ascending, each list in the same order."""
     after = scores_of(AFTER)
     verdict = scores_edited(AFTER, **{name: values[::-1] for name, values in after.items()})
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, AFTER)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, AFTER)
     assert "put 3 after 4" in verdict.message
     repeated = {name: [values[0], *values[:2]] for name, values in after.items()}
     assert "put 1 after 1" in scores_edited(AFTER, **repeated).message
@@ -534,7 +542,7 @@ def test_spec_2_5_check_judge_fails_an_evicted_position_still_scored():
     stale = {name: [values[0], *values] for name, values in after.items()}
     stale["positions"][0] = 0
     verdict = scores_edited(AFTER, **stale)
-    assert (verdict.verdict, verdict.line) == (checker.PROTOCOL_ERROR, AFTER)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, AFTER)
     assert "list [0], which are not kept" in verdict.message
 
 
@@ -550,10 +558,10 @@ def test_spec_3_5_scores_check_asks_an_adapter_without_the_capability_for_unsupp
     assert judge_check(item, without).passed
     announced = [answers[0], *without[1:]]
     verdict = judge_check(item, announced)
-    assert (verdict.verdict, verdict.line) == (checker.UNEXPECTED_REFUSAL, EMPTY)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.UNEXPECTED_REFUSAL, EMPTY)
     answered = [without[0], *answers[1:]]
     verdict = judge_check(item, answered)
-    assert (verdict.verdict, verdict.line) == (checker.UNEXPECTED_SUCCESS, EMPTY)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.UNEXPECTED_SUCCESS, EMPTY)
 
 
 def test_spec_2_5_a_scores_verdict_carries_its_evidence_and_says_which_rule():

@@ -23,16 +23,18 @@ import pytest
 from conformance.adapter.server import Session
 from conformance.cli import main as cli_main
 from conformance.explain import diagnosis
-from conformance.judge import checker
+from conformance.judge import verdicts
 from conformance.judge.outcomes import answer_outcomes
 from conformance.policy.reference import float32_literal
 from conformance.runner import run as runner
+from conformance.runner.client import Client
 from conformance.spec import resources
 from conformance.suite import stream, validation
 from conformance.suite import vectors as vectors_module
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import LONG_VECTOR, load_vector
-from conformance.transport.session import HAND_OVER, AdapterProcess, InProcessAdapter
+from conformance.transport.in_process import InProcessAdapter
+from conformance.transport.session import HAND_OVER
 from tests.support.runner_support import REFERENCE_ARGV
 
 PARAMS = {"budget": 4, "recentWindow": 1, "obsWindow": 2, "poolKernel": 3}
@@ -129,6 +131,7 @@ def test_a_long_vector_passes_a_correct_adapter(long_file, adapter):
     assert outcome.passed, outcome.describe()
 
 
+@pytest.mark.slow
 def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     """A wrong expectation late in a long vector: the reference "fails" exactly there, and the
     outcomes triage compares are the reference's own answers, one per call."""
@@ -139,7 +142,7 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
     path = write(tmp_path / "suite" / "memory" / "long.json", calls)
     entries = stream.plan_suite([tmp_path / "suite"]).vectors
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
-    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert (outcome.verdict, outcome.call_index) == (verdicts.WRONG_VICTIMS, late)
     assert outcome.actual == right
     assert "equal the reference's at every kept position" in (outcome.diagnosis or "")
     whole = load_vector(path)
@@ -151,13 +154,14 @@ def test_a_long_vector_fails_at_its_late_wrong_call_with_its_outcomes(tmp_path):
 def test_answers_are_handed_over_in_bounded_batches(long_file):
     read = read_for_run(SuiteEntry("memory/long", long_file))
     sizes: list[int] = []
-    with AdapterProcess(REFERENCE_ARGV, timeout=60.0) as adapter:
+    with Client.process(REFERENCE_ARGV, timeout=60.0) as adapter:
         ticket = adapter.send(read.prepared)
         assert adapter.receive(ticket, into=lambda got: sizes.append(len(got))) == []
     assert sum(sizes) == CALLS
     assert max(sizes) == HAND_OVER and all(0 < size <= HAND_OVER for size in sizes)
 
 
+@pytest.mark.slow
 def test_a_longer_vector_costs_the_runner_about_its_extra_bytes(long_file, tmp_path):
     """What running a long vector holds grows with its file's bytes, not with its calls and
     answers parsed: from 11,001 to 27,001 calls the runner's peak (traced, in this process)
@@ -252,7 +256,7 @@ def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch
     monkeypatch.setattr(diagnosis, "MAX_REPLAY", 1_000)
     entries = stream.plan_suite([tmp_path / "suite"]).vectors
     (outcome,) = runner.run_suite(entries, REFERENCE_ARGV, timeout=60.0).results
-    assert (outcome.verdict, outcome.call_index) == (checker.WRONG_VICTIMS, late)
+    assert (outcome.verdict, outcome.call_index) == (verdicts.WRONG_VICTIMS, late)
     assert outcome.diagnosis == (
         f"no scores diagnosis: the failing evict is call {late:,}, and a diagnosis replays at "
         "most 1,000 calls; to compare the scores, replay the vector up to that call with a "
@@ -260,6 +264,7 @@ def test_a_failure_beyond_what_a_diagnosis_replays_says_so(tmp_path, monkeypatch
     )
 
 
+@pytest.mark.slow
 def test_triage_leaves_a_long_vector_out_and_says_so(tmp_path, capsys):
     """A failing run with a long vector among its failures: triage replays the short ones
     only, says which it left out, and the report records them (its schema accepts it); with

@@ -31,8 +31,11 @@ from conformance.spec import resources
 from conformance.suite.vectors import load_suite
 from conformance.tools.scenarios import scenarios
 
+#: Replays the catalogue, the fast path or numpy-built ports: must hold on any CPU and numpy.
+pytestmark = pytest.mark.numpy_dispatch
+
 #: Class attributes a choice may set besides hooks: data, not steps of the policy.
-NOT_HOOKS = {"PER_ROW", "USES_NUMPY_SORT", "LANES", "tracing"}
+NOT_HOOKS = {"PER_ROW", "LANES", "tracing"}
 
 
 def test_the_model_passes_every_committed_vector() -> None:
@@ -40,6 +43,7 @@ def test_the_model_passes_every_committed_vector() -> None:
         assert play(Model, vector).outcomes == expected_outcomes(vector), vector.id
 
 
+@pytest.mark.slow
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 @given(scenario=scenarios())
 def test_the_model_answers_and_scores_as_the_reference(scenario: Any) -> None:

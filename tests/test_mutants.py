@@ -201,6 +201,7 @@ EQUIVALENT_POLICIES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(EQUIVALENT_POLICIES))
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(scenario=scenarios())
@@ -336,6 +337,7 @@ def suite_matrix():
     return shipped_matrix(load_suite([resources.suite_dir()]), CATALOGUE)
 
 
+@pytest.mark.numpy_dispatch
 def test_the_shipped_matrix_is_the_replayed_one_on_a_sample():
     """The shipped matrix agrees with judging replays (the whole catalogue on a sample of the
     suite; the drift check of the shipped outcomes covers the rest)."""

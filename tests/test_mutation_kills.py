@@ -25,16 +25,8 @@ import pytest
 from conformance.adapter.replay import replay
 from conformance.adapter.server import Session
 from conformance.cli.commands._options import add_timeout
-from conformance.judge import checker
-from conformance.judge.checker import (
-    CRASH,
-    PROTOCOL_ERROR,
-    TIMEOUT,
-    UNEXPECTED_REFUSAL,
-    UNEXPECTED_SUCCESS,
-    WRONG_ERROR_KIND,
-    WRONG_VICTIMS,
-)
+from conformance.judge import checker, verdicts
+from conformance.judge.answers import held
 from conformance.judge.checks import judge_check
 from conformance.judge.outcomes import (
     DIES,
@@ -46,6 +38,8 @@ from conformance.judge.outcomes import (
 from conformance.mutants import lookup
 from conformance.policy import reference
 from conformance.policy.fast import fast_policy
+from conformance.runner.client import Client, Handshake
+from conformance.runner.results import VectorResult
 from conformance.runner.run import VectorRunner
 from conformance.spec import protocol
 from conformance.spec.errors import GenerationError, VectorError
@@ -70,17 +64,10 @@ from conformance.suite.validation import (
     weight_problem,
 )
 from conformance.suite.vectors import Vector, iter_vectors, parse_document
-from conformance.transport import session
-from conformance.transport.session import (
-    ANSWER_TIMEOUT,
-    HAND_OVER,
-    AdapterFailure,
-    AdapterProcess,
-    AdapterStartError,
-    Handshake,
-    InProcessAdapter,
-    _bounded,
-)
+from conformance.transport import framing
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
+from conformance.transport.session import ANSWER_TIMEOUT, HAND_OVER, AdapterProcess
 from tests.support.runner_support import REFERENCE_ARGV, broken, params, reference_vector
 
 _CHECKS = {check.id: check for check in load_checks([suite_dir()])}
@@ -116,7 +103,11 @@ def test_spec_3_2_hello_protocol_must_be_the_integer_1_in_a_check(protocol):
     verdict = judge_check(
         item, [json.dumps({**hello, "protocol": protocol}).encode(), *answers[1:]]
     )
-    assert (verdict.verdict, verdict.line, verdict.op) == (PROTOCOL_ERROR, 0, "hello")
+    assert (verdict.verdict, verdict.call_index, verdict.op) == (
+        verdicts.PROTOCOL_ERROR,
+        0,
+        "hello",
+    )
     assert f"hello answered protocol {json.dumps(protocol)}, not 1" in verdict.message
 
 
@@ -127,7 +118,7 @@ def test_spec_3_3_an_answer_without_an_id_is_a_protocol_error_in_a_check():
     answers = reference_answers(item.payload)
     no_id = {k: v for k, v in json.loads(answers[1]).items() if k != "id"}
     verdict = judge_check(item, [answers[0], json.dumps(no_id).encode(), *answers[2:]])
-    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 1)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 1)
     assert "answered with id no id, expected 2" in verdict.message
     assert (verdict.expected, verdict.actual) == ({"id": 2}, {"id": None})
 
@@ -138,7 +129,7 @@ def test_spec_3_3_an_id_echoed_as_a_float_names_the_echo_rule_and_both_ids():
     item = check("victims-empty-list")
     answers = reference_answers(item.payload)
     verdict = judge_check(item, [answers[0], b'{"id":2.0,"ok":true}', *answers[2:]])
-    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 1)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 1)
     assert "an integer id is echoed as the same integer" in verdict.message
     assert (verdict.expected, verdict.actual) == ({"id": 2}, {"id": 2.0})
 
@@ -156,7 +147,7 @@ def test_spec_3_3_a_request_without_an_integer_id_gets_id_null():
     verdict = judge_check(
         item, [*answers[:index], json.dumps(wrong).encode(), *answers[index + 1 :]]
     )
-    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, expected["line"])
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, expected["line"])
     assert 'a request without an integer id gets "id": null' in verdict.message
     assert (verdict.expected, verdict.actual) == ({"id": None}, {"id": 0})
 
@@ -167,7 +158,7 @@ def test_spec_3_3_an_id_beyond_float64_is_judged_not_crashed_on():
     item = check("victims-empty-list")
     answers = reference_answers(item.payload)
     verdict = judge_check(item, [answers[0], b'{"id":1e999,"ok":true}', *answers[2:]])
-    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 1)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 1)
     assert "answered with id Infinity, expected 2" in verdict.message
 
 
@@ -179,21 +170,21 @@ def test_spec_3_3_the_evidence_of_a_refusal_and_of_a_success_in_a_check():
     kind = item.expect[0]["error"]
     success = judge_check(item, lines(HELLO, HELLO))
     assert (success.verdict, success.expected, success.actual) == (
-        UNEXPECTED_SUCCESS,
+        verdicts.UNEXPECTED_SUCCESS,
         {"error": kind},
         "ok",
     )
     other = "unsupported" if kind != "unsupported" else "bad-request"
     wrong = judge_check(item, lines(refused(1, other), HELLO))
     assert (wrong.verdict, wrong.expected, wrong.actual) == (
-        WRONG_ERROR_KIND,
+        verdicts.WRONG_ERROR_KIND,
         {"error": kind},
         {"error": other},
     )
     item = check("crlf")  # every request succeeds
     refusal = judge_check(item, lines(refused(1, "bad-request")))
     assert (refusal.verdict, refusal.expected, refusal.actual) == (
-        UNEXPECTED_REFUSAL,
+        verdicts.UNEXPECTED_REFUSAL,
         "ok",
         {"error": "bad-request"},
     )
@@ -214,7 +205,7 @@ def test_spec_3_3_a_refusal_without_an_error_kind_is_judged_and_named(error, kin
     exception, and the result says what the kind was."""
     item = check("crlf")
     verdict = judge_check(item, lines({"id": 1, "ok": False, "error": error}))
-    assert (verdict.verdict, verdict.actual) == (UNEXPECTED_REFUSAL, {"error": kind})
+    assert (verdict.verdict, verdict.actual) == (verdicts.UNEXPECTED_REFUSAL, {"error": kind})
 
 
 def test_spec_3_3_wrong_victims_in_a_check_carry_both_lists():
@@ -222,7 +213,11 @@ def test_spec_3_3_wrong_victims_in_a_check_carry_both_lists():
     answers = reference_answers(item.payload)
     expected = item.expect[2]["victims"]
     verdict = judge_check(item, [*answers[:2], b'{"id":3,"ok":true,"victims":[0]}'])
-    assert (verdict.verdict, verdict.expected, verdict.actual) == (WRONG_VICTIMS, expected, [0])
+    assert (verdict.verdict, verdict.expected, verdict.actual) == (
+        verdicts.WRONG_VICTIMS,
+        expected,
+        [0],
+    )
     assert f"evicted [0], expected {json.dumps(expected)}" in verdict.message
 
 
@@ -230,7 +225,7 @@ def test_spec_3_3_victims_missing_is_named_missing():
     item = check("victims-empty-list")
     answers = reference_answers(item.payload)
     verdict = judge_check(item, [*answers[:2], b'{"id":3,"ok":true}'])
-    assert verdict.verdict == PROTOCOL_ERROR
+    assert verdict.verdict == verdicts.PROTOCOL_ERROR
     assert "victims is missing, not a list" in verdict.message
     verdict = judge_check(item, [*answers[:2], b'{"id":3,"ok":true,"victims":"3"}'])
     assert 'victims is "3", not a list' in verdict.message
@@ -242,10 +237,10 @@ def test_spec_3_2_an_adapter_that_does_not_exit_at_end_of_input_times_out():
     item = check("blank-lines")
     answers = reference_answers(item.payload)
     verdict = judge_check(item, answers, timed_out=True)
-    assert verdict.verdict == TIMEOUT
+    assert verdict.verdict == verdicts.TIMEOUT
     assert verdict.message == "the adapter did not exit at the end of its input"
     crashed = judge_check(item, answers, exit_status=1)
-    assert crashed.verdict == CRASH
+    assert crashed.verdict == verdicts.CRASH
     assert "end of input ends the session with status 0, not 1" in crashed.message
 
 
@@ -253,10 +248,15 @@ def test_spec_3_1_a_missing_answer_says_why():
     item = check("blank-lines")
     answers = reference_answers(item.payload)
     stopped = judge_check(item, answers[:2])
-    assert (stopped.verdict, stopped.line) == (PROTOCOL_ERROR, item.expect[2]["line"])
+    assert (stopped.verdict, stopped.call_index) == (
+        verdicts.PROTOCOL_ERROR,
+        item.expect[2]["line"],
+    )
     assert stopped.message.endswith("no answer (the adapter stopped answering)")
     hung = judge_check(item, answers[:2], timed_out=True)
-    assert hung.verdict == TIMEOUT and hung.message.endswith("no answer before the timeout")
+    assert hung.verdict == verdicts.TIMEOUT and hung.message.endswith(
+        "no answer before the timeout"
+    )
 
 
 def test_spec_3_1_extra_answers_are_counted_in_the_result():
@@ -265,7 +265,7 @@ def test_spec_3_1_extra_answers_are_counted_in_the_result():
     item = check("blank-lines")
     answers = reference_answers(item.payload)
     verdict = judge_check(item, [*answers, b'{"id":null,"ok":true}'])
-    assert verdict.verdict == PROTOCOL_ERROR
+    assert verdict.verdict == verdicts.PROTOCOL_ERROR
     assert (verdict.expected, verdict.actual) == (len(item.expect), len(item.expect) + 1)
 
 
@@ -276,15 +276,18 @@ def test_spec_3_1_an_answered_blank_line_is_named_as_the_likely_mistake():
     answers = reference_answers(item.payload)
     shifted = [answers[0], json.dumps(refused(None, "bad-request")).encode(), *answers[1:]]
     verdict = judge_check(item, shifted)
-    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, item.expect[1]["line"])
+    assert (verdict.verdict, verdict.call_index) == (
+        verdicts.PROTOCOL_ERROR,
+        item.expect[1]["line"],
+    )
     assert "answered with id null, expected 2" in verdict.message
     assert verdict.message.endswith(" (the answers are out of step: was a blank line answered?)")
     # no blank line before the faulty answer: no such hint
     first = judge_check(item, [b'{"id":7,"ok":true,"protocol":1}', *answers[1:]])
-    assert first.verdict == PROTOCOL_ERROR and "out of step" not in first.message
+    assert first.verdict == verdicts.PROTOCOL_ERROR and "out of step" not in first.message
     # a blank line skipped, but a fault that is not about the id: no hint either
     wrong = judge_check(item, [answers[0], json.dumps(refused(2, "bad-request")).encode()])
-    assert wrong.verdict == UNEXPECTED_REFUSAL and "out of step" not in wrong.message
+    assert wrong.verdict == verdicts.UNEXPECTED_REFUSAL and "out of step" not in wrong.message
 
 
 def test_spec_3_1_a_fault_on_a_line_that_is_not_a_request_is_placed_on_that_line():
@@ -294,7 +297,7 @@ def test_spec_3_1_a_fault_on_a_line_that_is_not_a_request_is_placed_on_that_line
     answers = reference_answers(item.payload)
     index, expected = next((i, e) for i, e in enumerate(item.expect) if e["line"] > 0)
     verdict = judge_check(item, [*answers[:index], b'{"id":null,"ok":true}'])
-    assert verdict.line == expected["line"]
+    assert verdict.call_index == expected["line"]
     assert verdict.op == "line"
 
 
@@ -344,12 +347,12 @@ def test_spec_3_3_a_step_that_must_succeed_is_judged_when_refused_or_malformed(s
     verdict = checker.judge(small, answers)
     assert verdict.call_index == 2 and verdict.op == "step"
     if answer.get("ok") is False:
-        assert verdict.verdict == checker.UNEXPECTED_REFUSAL
+        assert verdict.verdict == verdicts.UNEXPECTED_REFUSAL
         assert verdict.expected == {"ok": True}
         assert verdict.actual == {"error": "invalid-position", "message": "x"}
         assert verdict.message.endswith("(x), but the call must succeed")
     else:
-        assert verdict.verdict == checker.PROTOCOL_ERROR
+        assert verdict.verdict == verdicts.PROTOCOL_ERROR
         assert verdict.actual == answer  # the answer as given, its id left out
 
 
@@ -358,7 +361,7 @@ def test_spec_3_3_an_evict_refused_names_the_victims_it_had_to_give(small):
     answers[4] = {"id": 4, "ok": False, "error": {"kind": "no-policy", "message": "x"}}
     verdict = checker.judge(small, answers)
     want = small.calls[4].expected_victims
-    assert (verdict.verdict, verdict.call_index) == (checker.UNEXPECTED_REFUSAL, 4)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.UNEXPECTED_REFUSAL, 4)
     assert verdict.expected == {"victims": want}
     assert verdict.message.endswith(f" (expected victims [{want[0]}])")
 
@@ -371,14 +374,14 @@ def test_spec_3_3_a_wrong_error_kind_carries_both_kinds():
     assert kind == "invalid-params"  # SPEC.md §2.1: budget 0 is out of range
     answers = [{"id": 0, "ok": False, "error": {"kind": "bad-request", "message": "no"}}]
     verdict = checker.judge(vector, answers)
-    assert verdict.verdict == checker.WRONG_ERROR_KIND
+    assert verdict.verdict == verdicts.WRONG_ERROR_KIND
     assert (verdict.expected, verdict.actual) == (
         {"error": "invalid-params"},
         {"error": "bad-request", "message": "no"},
     )
     assert verdict.message == "refused with bad-request (no), expected invalid-params"
     success = checker.judge(vector, [{"id": 0, "ok": True, "extra": 1}])
-    assert success.verdict == checker.UNEXPECTED_SUCCESS
+    assert success.verdict == verdicts.UNEXPECTED_SUCCESS
     assert success.actual == {"ok": True, "extra": 1}
     assert success.expected == {"error": "invalid-params"}
 
@@ -391,7 +394,7 @@ def test_spec_3_too_few_or_too_many_answers_name_the_call(small):
     for given, index in ((n - 1, n - 1), (n - 3, n - 3), (n + 1, n - 1)):
         got = answers[:given] if given <= n else [*answers, {"id": n, "ok": True}]
         verdict = checker.judge(small, got)
-        assert (verdict.vector_id, verdict.verdict) == ("kills/small", checker.PROTOCOL_ERROR)
+        assert (verdict.vector_id, verdict.verdict) == ("kills/small", verdicts.PROTOCOL_ERROR)
         assert (verdict.call_index, verdict.op) == (index, small.calls[index].op)
         assert verdict.message == f"{given} answers to {n} calls"
 
@@ -402,7 +405,7 @@ def test_a_failure_names_its_call_even_at_either_end(small):
     first = checker.judge(small, [], failure=AdapterFailure("crash", 0, "exited"))
     assert (first.vector_id, first.verdict, first.call_index, first.op) == (
         "kills/small",
-        checker.CRASH,
+        verdicts.CRASH,
         0,
         "new",
     )
@@ -411,7 +414,7 @@ def test_a_failure_names_its_call_even_at_either_end(small):
         small, reference_of(small), failure=AdapterFailure("crash", n, "exited", exit_status=3)
     )
     assert (after.verdict, after.call_index, after.op, after.exit_status) == (
-        checker.CRASH,
+        verdicts.CRASH,
         n,
         None,
         3,
@@ -423,12 +426,12 @@ def test_a_failing_verdict_carries_the_answers_outcomes_and_a_pass_none(small):
     (and ``dies`` for the call a crash cut off), never with a pass."""
     answers = reference_of(small)
     passed = checker.judge(small, answers)
-    assert (passed.vector_id, passed.verdict, passed.answers) == ("kills/small", checker.PASS, ())
+    assert (passed.vector_id, passed.verdict, passed.answers) == ("kills/small", verdicts.PASS, ())
     cut = checker.judge(small, answers[:3], failure=AdapterFailure("crash", 3, "exited"))
     assert cut.answers == (("ok",), ("ok",), ("ok",), DIES)
     wrong = [*answers[:4], {"id": 4, "ok": True, "victims": [1 - answers[4]["victims"][0]]}]
     verdict = checker.judge(small, [*wrong, answers[5]])
-    assert verdict.verdict == checker.WRONG_VICTIMS
+    assert verdict.verdict == verdicts.WRONG_VICTIMS
     assert verdict.answers[4] == ("victims", (1 - answers[4]["victims"][0],))
 
 
@@ -440,7 +443,7 @@ def test_spec_2_4_descending_victims_say_which_came_after_which(small):
     answers = reference_of(vector)
     answers[5] = {"id": 5, "ok": True, "victims": [1, 0]}
     verdict = checker.judge(vector, answers)
-    assert verdict.rule == checker.NOT_ASCENDING
+    assert verdict.rule == verdicts.NOT_ASCENDING
     assert verdict.message == "victims must be strictly ascending, but they put 0 after 1"
     answers[5] = {"id": 5, "ok": True, "victims": [1, 1]}
     assert checker.judge(vector, answers).message.endswith("but they repeat position 1")
@@ -450,7 +453,7 @@ def test_spec_2_4_victims_that_are_not_a_list_say_what_came(small):
     answers = reference_of(small)
     answers[4] = {"id": 4, "ok": True, "victims": "3"}
     verdict = checker.judge(small, answers)
-    assert verdict.rule == checker.NOT_INTEGERS
+    assert verdict.rule == verdicts.NOT_INTEGERS
     assert verdict.message == 'victims must be a list of integers, got "3"'
 
 
@@ -458,8 +461,8 @@ def test_what_a_result_keeps_of_a_long_list_or_object():
     """A result keeps at most KEEP_ITEMS members of an adapter's list or object, saying how
     many it left out; exactly KEEP_ITEMS are kept whole."""
     whole = {str(i): i for i in range(KEEP_ITEMS)}
-    assert checker.kept(whole) == whole
-    cut = checker.kept({str(i): i for i in range(KEEP_ITEMS + 2)})
+    assert verdicts.kept(whole) == whole
+    cut = verdicts.kept({str(i): i for i in range(KEEP_ITEMS + 2)})
     assert len(cut) == KEEP_ITEMS + 1 and cut["..."] == "(2 more members)"
 
 
@@ -473,8 +476,8 @@ def test_show_positions_elides_the_middle_of_a_long_list():
 
 
 def test_a_result_made_from_a_verdict_keeps_the_runners_record():
-    verdict = checker.Verdict("v", checker.WRONG_VICTIMS, 1, "evict", "m")
-    plain = checker.VectorResult.of(verdict)
+    verdict = verdicts.Verdict("v", verdicts.WRONG_VICTIMS, 1, "evict", "m")
+    plain = VectorResult(verdict)
     assert (plain.stderr_tail, plain.duration, plain.known_failure, plain.divergence) == (
         "",
         0.0,
@@ -482,7 +485,7 @@ def test_a_result_made_from_a_verdict_keeps_the_runners_record():
         None,
     )
     assert plain.fails_run
-    full = checker.VectorResult.of(
+    full = VectorResult(
         verdict,
         stderr_tail="err",
         diagnosis="why",
@@ -500,17 +503,17 @@ def test_a_result_made_from_a_verdict_keeps_the_runners_record():
 
 
 def test_a_results_line_says_what_failed_where():
-    failed = checker.VectorResult.of(checker.Verdict("v", checker.CRASH, message="died"))
+    failed = VectorResult(verdicts.Verdict("v", verdicts.CRASH, message="died"))
     assert failed.describe() == "v: crash: died"
-    known = checker.VectorResult.of(
-        checker.Verdict("v", checker.WRONG_VICTIMS, 2, "evict", "m"), known_failure=True
+    known = VectorResult(
+        verdicts.Verdict("v", verdicts.WRONG_VICTIMS, 2, "evict", "m"), known_failure=True
     )
     assert known.describe() == "v: call 2 (evict): wrong-victims: m"
-    stale = checker.VectorResult.of(checker.Verdict("v", checker.PASS), known_failure=True)
+    stale = VectorResult(verdicts.Verdict("v", verdicts.PASS), known_failure=True)
     assert stale.describe() == (
         "v: pass (listed as a known failure, but it passes: remove it from the list)"
     )
-    assert checker.VectorResult.of(checker.Verdict("v", checker.PASS)).describe() == "v: pass"
+    assert VectorResult(verdicts.Verdict("v", verdicts.PASS)).describe() == "v: pass"
 
 
 def test_a_result_as_json_is_what_the_report_schema_says():
@@ -522,8 +525,8 @@ def test_a_result_as_json_is_what_the_report_schema_says():
     validator = jsonschema.Draft202012Validator(
         {"$defs": schema["$defs"], "$ref": "#/$defs/result"}
     )
-    result = checker.VectorResult.of(
-        checker.Verdict("v", checker.WRONG_VICTIMS, 1, "evict", "m", [1], [2]),
+    result = VectorResult(
+        verdicts.Verdict("v", verdicts.WRONG_VICTIMS, 1, "evict", "m", [1], [2]),
         stderr_tail="e",
         duration=1.23456789,
     )
@@ -1171,7 +1174,7 @@ def test_spec_4_4_a_draft_whose_outcomes_do_not_count_its_answered_lines_is_refu
         realize(dataclasses.replace(draft, outcomes=outcomes[:-1]))
 
 
-# -- the transport (transport/session.py, SPEC.md §3) ----------------------------------------------
+# -- the transport and the client (transport/, runner/client.py, SPEC.md §3) ---------------------
 
 IMPLEMENTATION = {"name": "in-process port", "language": "python", "version": "9"}
 NEW = {"op": "new", "params": ACCEPTED_PARAMS, "seed": 0}
@@ -1206,7 +1209,7 @@ def test_spec_3_1_an_in_process_adapter_numbers_requests_from_hello_on():
     """SPEC.md §3.1, §3.2: every request gets the next id of one counter, hello's being 1, and
     each answer echoes its request's id, batch after batch; batches are received in the order
     they were sent; a closed adapter answers nothing."""
-    adapter = InProcessAdapter(implementation=IMPLEMENTATION)
+    adapter = Client(InProcessAdapter(implementation=IMPLEMENTATION))
     assert not adapter.running
     assert adapter.handshake is None  # what tells a runner to start it (runner.run)
     assert adapter.stderr_tail() == ""  # no process, no stderr to show
@@ -1248,7 +1251,7 @@ def test_a_policy_that_raises_in_process_is_a_crash_of_its_call_and_of_later_exc
     """A process whose policy raised would die: the call being answered is a crash (kind
     ``crash``, that call's index, the answers before it, the error as its cause), and every
     later exchange crashes at once, until the adapter is started again."""
-    adapter = InProcessAdapter(policy_raising_at_position_1)
+    adapter = Client(InProcessAdapter(policy_raising_at_position_1))
     adapter.start()
     ticket = adapter.send(
         [NEW, {"op": "step", "pos": 0, "attn": []}, {"op": "step", "pos": 1, "attn": [0.5]}]
@@ -1290,7 +1293,7 @@ def test_a_cancelled_adapter_process_never_starts():
 def validated_evict_failure(field: str, text: str) -> tuple[AdapterFailure, dict[str, Any]]:
     """Run new, a step and an evict with ``validate_protocol`` against an adapter that sets
     the evict answer's ``field`` to the JSON ``text``; the failure and the answer it judged."""
-    adapter = AdapterProcess(
+    adapter = Client.process(
         [*broken("rewritten_field"), "evict", field, text], validate_protocol=True
     )
     adapter.start()
@@ -1336,7 +1339,7 @@ def test_spec_3_2_a_second_answer_to_hello_fails_the_start_showing_the_adapter_s
     was asked has its real answer arrive with id 1 after the handshake: a failed start, which
     shows what the adapter wrote to stderr (where a porter looks first)."""
     script = f"echo early-bird-on-stderr >&2; exec {shlex.join(broken('hello_before_asked'))}"
-    adapter = AdapterProcess(["sh", "-c", script])
+    adapter = Client.process(["sh", "-c", script])
     adapter.start()
     try:
         with pytest.raises(AdapterStartError) as caught:
@@ -1410,7 +1413,7 @@ def test_spec_2_3_a_port_reading_decimals_straight_to_float32_is_caught_in_proce
     (vector,) = iter_vectors([suite_dir() / "rounding" / "many-digits-sent-as-written.json"])
     single = lookup("single-rounding")
     caught = VectorRunner(InProcessAdapter(single.factory, single.implementation())).run(vector)
-    assert caught.verdict == WRONG_VICTIMS
+    assert caught.verdict == verdicts.WRONG_VICTIMS
     assert VectorRunner(InProcessAdapter()).run(vector).passed
 
 
@@ -1473,10 +1476,10 @@ for raw in sys.stdin:
 """
 
 
-def scripted(tmp_path: Path, *faults: str, **settings: Any) -> AdapterProcess:
+def scripted(tmp_path: Path, *faults: str, **settings: Any) -> Client:
     script = tmp_path / "scripted_adapter.py"
     script.write_text(SCRIPTED)
-    adapter = AdapterProcess([sys.executable, str(script), *faults], **{"timeout": 20, **settings})
+    adapter = Client.process([sys.executable, str(script), *faults], **{"timeout": 20, **settings})
     adapter.start()
     return adapter
 
@@ -1484,7 +1487,7 @@ def scripted(tmp_path: Path, *faults: str, **settings: Any) -> AdapterProcess:
 STEP = {"op": "step", "pos": 0, "attn": []}
 
 
-def failure_of(adapter: AdapterProcess, *batches: list[dict[str, Any]]) -> AdapterFailure:
+def failure_of(adapter: Client, *batches: list[dict[str, Any]]) -> AdapterFailure:
     """The failure of the last of ``batches`` (the ones before it must pass)."""
     try:
         for batch in batches[:-1]:
@@ -1573,29 +1576,29 @@ def test_an_answer_is_held_with_its_refusal_message_capped_and_unjudged_fields_d
     a refusal's message is cut to KEEP_TEXT characters, fields no rule reads are dropped, and
     an answer holding only judged fields with a short error is kept as it is."""
     long = {"id": 3, "ok": False, "error": {"kind": "invalid-position", "message": "x" * 10**6}}
-    held = _bounded(long)
-    assert held["error"]["kind"] == "invalid-position"
-    assert len(held["error"]["message"]) <= KEEP_TEXT + 100
+    bounded = held(long)
+    assert bounded["error"]["kind"] == "invalid-position"
+    assert len(bounded["error"]["message"]) <= KEEP_TEXT + 100
     # an error that is not an object is judged as such (a protocol error), and shown capped
-    text = _bounded({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
+    text = held({"id": 3, "ok": False, "error": "z" * 10**6})["error"]
     assert text.startswith("zzz") and len(text) <= KEEP_TEXT + 100
     chatty = {"id": 3, "ok": True, "victims": [1], "note": "y" * 10**6}
-    assert _bounded(chatty) == {"id": 3, "ok": True, "victims": [1]}
+    assert held(chatty) == {"id": 3, "ok": True, "victims": [1]}
     plain = {"id": 3, "ok": False, "error": {"kind": "no-policy", "message": "no"}}
-    assert _bounded(plain) == plain
+    assert held(plain) == plain
     # a short error is held as the adapter wrote it, whatever it holds: the judge names its faults
     for error in ({"kind": "no-policy"}, {"kind": "no-policy", "message": 5}, {"message": "m"}):
-        assert _bounded({"id": 3, "ok": False, "error": error})["error"] == error
+        assert held({"id": 3, "ok": False, "error": error})["error"] == error
     # a long one keeps its kind and its message, capped, and nothing else
     chatty_error = {"kind": "no-policy", "message": "m", "trace": "y" * 10**6}
-    assert _bounded({"id": 3, "ok": False, "error": chatty_error})["error"] == {
+    assert held({"id": 3, "ok": False, "error": chatty_error})["error"] == {
         "kind": "no-policy",
         "message": "m",
     }
     no_kind = {"message": "x" * 10**6}
-    assert _bounded({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
+    assert held({"id": 3, "ok": False, "error": no_kind})["error"].keys() == {"message"}
     odd = {"kind": "no-policy", "message": 5, "trace": "y" * 10**6}
-    held_odd = _bounded({"id": 3, "ok": False, "error": odd})["error"]
+    held_odd = held({"id": 3, "ok": False, "error": odd})["error"]
     assert held_odd.get("kind") == "no-policy" and "trace" not in held_odd
 
 
@@ -1633,7 +1636,7 @@ def test_spec_3_2_with_validate_protocol_even_a_plain_ok_answer_is_checked(tmp_p
     evict answered ``{"id":N,"ok":true}`` lacks its victims."""
     script = tmp_path / "scripted_adapter.py"
     script.write_text(SCRIPTED)
-    adapter = AdapterProcess([sys.executable, str(script)], validate_protocol=True)
+    adapter = Client.process([sys.executable, str(script)], validate_protocol=True)
     adapter.start()
     failure = failure_of(adapter, [NEW, STEP, {"op": "evict"}])
     assert (failure.kind, failure.call_index) == ("protocol", 2)
@@ -1643,7 +1646,7 @@ def test_spec_3_2_with_validate_protocol_even_a_plain_ok_answer_is_checked(tmp_p
 
 
 def test_an_adapter_process_receives_batches_in_the_order_they_were_sent():
-    adapter = AdapterProcess(REFERENCE_ARGV)
+    adapter = Client.process(REFERENCE_ARGV)
     adapter.start()
     try:
         assert_batches_received_in_order(adapter, NEW, STEP, 2)
@@ -1680,16 +1683,16 @@ def test_a_long_batch_s_pieces_are_its_request_lines_cut_after_the_line_reaching
     or more, the last holding the rest. Line lengths here are chosen so that a piece reaching
     exactly PIECE bytes, and one a byte short of it, both occur at a first piece and a later
     one."""
-    monkeypatch.setattr(session, "PIECE", 99)
+    monkeypatch.setattr(framing, "PIECE", 99)
     # each line is b'{"id":N,' (9 bytes for ids 10-99) + a body padded to the length wanted
     lengths = [32, 33, 33, 40, 33, 33, 33, 32, 33, 33, 40, 30]
     bodies = [b'"op":"bye","x":"' + b"x" * (length - 9 - 19) + b'"}\n' for length in lengths]
     assert [len(b'{"id":%d,' % (10 + i) + body) for i, body in enumerate(bodies)] == lengths
-    pieces = list(session._pieces(10, bodies))
-    assert b"".join(pieces) == session._with_ids(10, bodies)
+    pieces = list(framing.pieces(10, bodies))
+    assert b"".join(pieces) == framing.with_ids(10, bodies)
     expected_sizes = [32 + 33 + 33 + 40, 33 + 33 + 33, 32 + 33 + 33 + 40, 30]
     assert [len(piece) for piece in pieces] == expected_sizes
-    assert list(session._pieces(10, [])) == []
+    assert list(framing.pieces(10, [])) == []
 
 
 def test_an_adapter_runs_with_the_environment_and_directory_it_is_given(tmp_path):
@@ -1705,7 +1708,7 @@ def test_an_adapter_runs_with_the_environment_and_directory_it_is_given(tmp_path
     )
     home = tmp_path / "home"
     home.mkdir()
-    adapter = AdapterProcess([sys.executable, str(script)], env={"PORT_NAME": "from-env"}, cwd=home)
+    adapter = Client.process([sys.executable, str(script)], env={"PORT_NAME": "from-env"}, cwd=home)
     try:
         handshake = adapter.start()
     finally:
@@ -1751,7 +1754,7 @@ def test_spec_3_1_an_answer_later_than_the_timeout_is_a_timeout(tmp_path):
     is a timeout even though it comes (here 0.6 s late for a timeout of 0.2 s)."""
     adapter = scripted(tmp_path, "slow:3")
     adapter.exchange([NEW])  # in the usual time, however loaded the machine
-    adapter.timeout = 0.2
+    adapter.transport.timeout = 0.2
     failure = failure_of(adapter, [STEP])
     assert (failure.kind, failure.call_index) == ("timeout", 0)
     assert failure.detail == "no answer within 0.2 s"

@@ -32,6 +32,7 @@ def test_every_committed_vector_has_its_catches_read() -> None:
     assert all(NAMED.values()), "a vector that names no mistake belongs in GENERIC, with why"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("vector_id", sorted(NAMED), ids=str)
 def test_each_named_mistake_is_catalogued_and_killed_by_its_vector(vector_id: str) -> None:
     vector = suite()[vector_id]

@@ -26,6 +26,9 @@ from conformance.policy.fast import fast_policy
 from conformance.policy.reference import SnapKV, new_policy
 from tests.support.oracles import MAX_INT31, OracleSnapKV, apply, float_bits, params_dict
 
+#: Replays the catalogue, the fast path or numpy-built ports: must hold on any CPU and numpy.
+pytestmark = pytest.mark.numpy_dispatch
+
 IMPLEMENTATIONS = pytest.mark.parametrize("fast", [False, True], ids=["reference", "fast"])
 
 SETTINGS = settings(
@@ -140,6 +143,7 @@ def draw_call(draw: st.DrawFn, reference: SnapKV) -> tuple[tuple[Any, ...], str 
     return ("step", pos, attn), None
 
 
+@pytest.mark.slow
 @IMPLEMENTATIONS
 @SETTINGS
 @given(raw=policy_params(), data=st.data())
@@ -194,6 +198,7 @@ def test_reference_equals_oracle_on_long_random_workloads(
     compare(reference, oracle)
 
 
+@pytest.mark.slow
 @settings(SETTINGS, max_examples=20)
 @given(
     budget=st.integers(1, 400),

@@ -28,6 +28,9 @@ from tests.support.port_differential import (
 )
 from tests.support.toolchains import build_lock, require_tools
 
+#: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 C_DIR = ROOT / "adapters" / "c"
 BUILD = C_DIR / "build"

@@ -18,6 +18,9 @@ import tests.support.port_template_checks as checks
 from tests.support.port_differential import port_output, run_committed_suite
 from tests.support.toolchains import require_tools
 
+#: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
+pytestmark = pytest.mark.slow
+
 GO_DIR = Path(__file__).resolve().parent.parent / "adapters" / "go"
 
 

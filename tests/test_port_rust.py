@@ -30,6 +30,9 @@ from tests.support.port_differential import (
 )
 from tests.support.toolchains import require_tools
 
+#: Builds toolchains, wheels or whole CI runs: README's test command leaves it to .ci/run.
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parents[1]
 MANIFEST = ROOT / "adapters" / "rust" / "Cargo.toml"
 ADAPTER = ROOT / "adapters" / "rust" / "target" / "release" / "snapkv-adapter"

@@ -214,6 +214,7 @@ def answer_messages(draw: st.DrawFn) -> tuple[str, Any]:
     return op, answer
 
 
+@pytest.mark.slow
 @settings(max_examples=600, deadline=None)
 @given(answer_messages())
 def test_answer_shape_rules_agree_with_the_response_schema(case: tuple[str, Any]) -> None:

@@ -18,17 +18,8 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter.server import Session
-from conformance.judge.checker import (
-    CRASH,
-    PASS,
-    PROTOCOL_ERROR,
-    TIMEOUT,
-    UNEXPECTED_REFUSAL,
-    UNEXPECTED_SUCCESS,
-    WRONG_ERROR_KIND,
-    WRONG_VICTIMS,
-)
-from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.judge import verdicts
+from conformance.judge.checks import judge_check
 from conformance.runner.checks import run_check, run_checks
 from conformance.spec.resources import suite_dir
 from conformance.suite.checks import ProtocolCheck, dumps_check
@@ -78,7 +69,9 @@ def test_every_check_names_its_rule_and_the_bug_it_catches():
 
 def test_the_reference_passes_every_check():
     for item in CHECKS:
-        assert judge_check(item, reference(item)) == CheckVerdict(PASS), item.id
+        assert judge_check(item, reference(item)) == verdicts.Verdict(item.id, verdicts.PASS), (
+            item.id
+        )
 
 
 def test_every_area_the_checks_must_cover_has_checks():
@@ -140,23 +133,23 @@ def test_an_id_beyond_2_53_echoed_rounded_fails_naming_the_rule():
     answers = reference(item)
     answers[1] = b'{"id":9007199254740992,"ok":true}'
     verdict = judge_check(item, answers)
-    assert verdict.verdict == PROTOCOL_ERROR
-    assert verdict.line == 1 and verdict.op == "new"
+    assert verdict.verdict == verdicts.PROTOCOL_ERROR
+    assert verdict.call_index == 1 and verdict.op == "new"
     assert item.rule in verdict.message
     assert "9007199254740992, expected 9007199254740993" in verdict.message
     answers[1] = b'{"id":9007199254740993.0,"ok":true}'
-    assert judge_check(item, answers).verdict == PROTOCOL_ERROR
+    assert judge_check(item, answers).verdict == verdicts.PROTOCOL_ERROR
 
 
 def test_outcomes_map_to_the_vector_verdicts():
     item = check("hello-protocol-true")
     ok = {"id": 1, "ok": True, "protocol": 1, "implementation": {}, "capabilities": []}
-    assert judge_check(item, answer_lines(ok, ok)).verdict == UNEXPECTED_SUCCESS
+    assert judge_check(item, answer_lines(ok, ok)).verdict == verdicts.UNEXPECTED_SUCCESS
     refused = {"id": 1, "ok": False, "error": {"kind": "bad-request", "message": ""}}
-    assert judge_check(item, answer_lines(refused, ok)).verdict == WRONG_ERROR_KIND
+    assert judge_check(item, answer_lines(refused, ok)).verdict == verdicts.WRONG_ERROR_KIND
     item = check("crlf")
     refused = {"id": 1, "ok": False, "error": {"kind": "bad-request", "message": ""}}
-    assert judge_check(item, answer_lines(refused)).verdict == UNEXPECTED_REFUSAL
+    assert judge_check(item, answer_lines(refused)).verdict == verdicts.UNEXPECTED_REFUSAL
 
 
 def test_victims_null_is_a_protocol_error_and_other_victims_are_wrong():
@@ -164,25 +157,27 @@ def test_victims_null_is_a_protocol_error_and_other_victims_are_wrong():
     answers = reference(item)
     answers[2] = b'{"id":3,"ok":true,"victims":null}'
     verdict = judge_check(item, answers)
-    assert (verdict.verdict, verdict.line) == (PROTOCOL_ERROR, 2)
+    assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 2)
     assert "victims is null, not a list" in verdict.message
     answers[2] = b'{"id":3,"ok":true,"victims":[0]}'
-    assert judge_check(item, answers).verdict == WRONG_VICTIMS
+    assert judge_check(item, answers).verdict == verdicts.WRONG_VICTIMS
 
 
 def test_missing_extra_and_unreadable_answers():
     item = check("blank-lines")
     answers = reference(item)
-    assert judge_check(item, answers[:2]).verdict == PROTOCOL_ERROR
+    assert judge_check(item, answers[:2]).verdict == verdicts.PROTOCOL_ERROR
     crashed = judge_check(item, answers[:2], exit_status=1)
-    assert crashed.verdict == CRASH and "status 1" in crashed.message
-    assert judge_check(item, answers[:2], timed_out=True).verdict == TIMEOUT
+    assert crashed.verdict == verdicts.CRASH and "status 1" in crashed.message
+    assert judge_check(item, answers[:2], timed_out=True).verdict == verdicts.TIMEOUT
     extra = judge_check(item, [*answers, b'{"id":null,"ok":false}'])
-    assert extra.verdict == PROTOCOL_ERROR and "4 answers to 3 lines" in extra.message
-    assert judge_check(item, [b"not json", *answers[1:]]).verdict == PROTOCOL_ERROR
-    assert judge_check(item, [b"[1]", *answers[1:]]).verdict == PROTOCOL_ERROR
-    assert judge_check(item, [b'{"id":1,"ok":NaN}', *answers[1:]]).verdict == PROTOCOL_ERROR
-    assert judge_check(item, answers, exit_status=3).verdict == CRASH
+    assert extra.verdict == verdicts.PROTOCOL_ERROR and "4 answers to 3 lines" in extra.message
+    assert judge_check(item, [b"not json", *answers[1:]]).verdict == verdicts.PROTOCOL_ERROR
+    assert judge_check(item, [b"[1]", *answers[1:]]).verdict == verdicts.PROTOCOL_ERROR
+    assert (
+        judge_check(item, [b'{"id":1,"ok":NaN}', *answers[1:]]).verdict == verdicts.PROTOCOL_ERROR
+    )
+    assert judge_check(item, answers, exit_status=3).verdict == verdicts.CRASH
     assert judge_check(item, answers, exit_status=None).passed
 
 
@@ -197,9 +192,9 @@ def test_scores_is_judged_by_the_announced_capabilities():
     without = answer_lines(hello, refused(2, "unsupported"), *ok, refused(5, "unsupported"))
     assert judge_check(item, without).passed
     announced = answer_lines({**hello, "capabilities": ["scores"]}, *json_of(without[1:]))
-    assert judge_check(item, announced).verdict == WRONG_ERROR_KIND
+    assert judge_check(item, announced).verdict == verdicts.WRONG_ERROR_KIND
     answered = answer_lines(hello, refused(2, "no-policy"), *ok, refused(5, "unsupported"))
-    assert judge_check(item, answered).verdict == WRONG_ERROR_KIND
+    assert judge_check(item, answered).verdict == verdicts.WRONG_ERROR_KIND
 
 
 def json_of(lines: list[bytes]) -> list[object]:
@@ -272,10 +267,11 @@ def test_a_session_sends_the_exact_bytes_and_reads_every_answer():
 def test_a_hanging_adapter_times_out_and_is_killed():
     argv = [sys.executable, "-c", "import time; time.sleep(60)"]
     verdict, session = run_check(check("crlf"), argv, timeout=1)
-    assert session.timed_out and verdict.verdict == TIMEOUT
+    assert session.timed_out and verdict.verdict == verdicts.TIMEOUT
     assert session.duration < 30
 
 
+@pytest.mark.slow
 def test_default_run_fails_a_lax_adapter_with_a_line_naming_the_rule():
     adapter = shlex.join([sys.executable, str(HERE / "lax_adapters" / "lax.py"), "hello-loose"])
     out = subprocess.run(
@@ -311,6 +307,7 @@ MALFORMED_SCORES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(MALFORMED_SCORES))
 def test_default_run_fails_an_adapter_whose_scores_answers_are_malformed(name):
     """SPEC.md §2.5: scores answers are judged whenever an adapter gives them, not only while

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from conformance.judge.checker import PASS
 from conformance.judge.checks import judge_check
+from conformance.judge.verdicts import PASS
 from conformance.suite.checks import dumps_check, load_check
 from conformance.tools import protocol_fuzz as pf
 from conformance.tools.generate import checks as generated_checks
@@ -159,6 +159,7 @@ def test_the_drawn_lines_leave_no_latitude():
     assert checked > 500
 
 
+@pytest.mark.slow
 def test_cli_saves_a_check_that_fails_the_slip_through_run(tmp_path):
     adapter = shlex.join([sys.executable, str(SLIPS), "signed-64-bit-ids"])
     save = tmp_path / "found"

@@ -105,6 +105,7 @@ def test_junit_xml(pytester, suite):
     assert by_name["tiny/refusal"].find("failure") is None
 
 
+@pytest.mark.slow
 def test_xdist_one_adapter_per_worker_closed_at_the_end(pytester, suite):
     log = pytester.path / "adapters.log"
     adapter = pytester.path / "logging_adapter.py"

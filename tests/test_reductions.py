@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,6 +66,7 @@ def test_kernel_one_window_one_is_tova(case: tuple[int, int, list[tuple[Any, ...
     replay_both(SnapKV(params_dict(budget, recent, 1, 1)), TovaOracle(budget, recent), calls)
 
 
+@pytest.mark.slow
 @SETTINGS
 @given(scenario(), st.sampled_from([None, MAX_INT31]))
 def test_kernel_one_window_longer_than_the_run_is_h2o(

@@ -15,11 +15,12 @@ import jsonschema
 import pytest
 
 from conformance.cli import main
-from conformance.judge import checker
+from conformance.judge import checker, verdicts
 from conformance.report import terminal
+from conformance.runner.client import Handshake
 from conformance.runner.run import RunResult
 from conformance.spec import resources
-from conformance.transport.session import Handshake
+from tests.support.records import record
 from tests.support.runner_support import (
     broken,
     params,
@@ -295,9 +296,9 @@ def synthetic_run(results: list[checker.VectorResult]) -> RunResult:
 
 
 def test_junit_survives_control_characters_in_stderr():
-    result = checker.VectorResult(
+    result = record(
         "x/y",
-        checker.CRASH,
+        verdicts.CRASH,
         call_index=0,
         op="new",
         message="died \x07",
@@ -309,8 +310,8 @@ def test_junit_survives_control_characters_in_stderr():
 
 
 def test_known_failures_are_skipped_in_junit():
-    result = checker.VectorResult(
-        "x/y", checker.WRONG_VICTIMS, 3, "evict", "wrong", [1], [2], known_failure=True
+    result = record(
+        "x/y", verdicts.WRONG_VICTIMS, 3, "evict", "wrong", [1], [2], known_failure=True
     )
     root = ET.fromstring(terminal.junit_xml(synthetic_run([result])))
     assert root.find("testsuite").get("skipped") == "1"
@@ -320,12 +321,19 @@ def test_known_failures_are_skipped_in_junit():
 
 def test_report_of_a_synthetic_run_validates():
     results = [
-        checker.VectorResult("a", checker.PASS),
-        checker.VectorResult("b", checker.TIMEOUT, 2, "step", "no answer within 1 s"),
-        checker.VectorResult(
-            "c", checker.BROKEN_INVARIANT, 4, "evict", "m", [1], [1, 1], rule=checker.NOT_ASCENDING
+        record("a", verdicts.PASS),
+        record("b", verdicts.TIMEOUT, 2, "step", "no answer within 1 s"),
+        record(
+            "c",
+            verdicts.BROKEN_INVARIANT,
+            4,
+            "evict",
+            "m",
+            [1],
+            [1, 1],
+            rule=verdicts.NOT_ASCENDING,
         ),
-        checker.VectorResult("d", checker.CRASH, message="not run", exit_status=-9),
+        record("d", verdicts.CRASH, message="not run", exit_status=-9),
     ]
     document = terminal.json_report(synthetic_run(results))
     validate(document)
@@ -343,13 +351,13 @@ class FakeTerminal(io.StringIO):
 def test_progress_only_on_a_terminal():
     quiet = io.StringIO()
     progress = terminal.ProgressLine(quiet)
-    progress(checker.VectorResult("a", checker.PASS), 1, 2)
+    progress(record("a", verdicts.PASS), 1, 2)
     progress.finish()
     assert quiet.getvalue() == ""
     tty = FakeTerminal()
     progress = terminal.ProgressLine(tty, interval=0.0)
-    progress(checker.VectorResult("a", checker.PASS), 1, 2)
-    progress(checker.VectorResult("b", checker.CRASH, message="x"), 2, 2)
+    progress(record("a", verdicts.PASS), 1, 2)
+    progress(record("b", verdicts.CRASH, message="x"), 2, 2)
     assert "\r[1/2] 1 passed, 0 failed  a" in tty.getvalue()
     assert "\r[2/2] 1 passed, 1 failed  b" in tty.getvalue()
     progress.finish()
@@ -358,8 +366,8 @@ def test_progress_only_on_a_terminal():
 
 def test_summary_last_line_is_exact_with_warnings_after_details():
     results = [
-        checker.VectorResult("a", checker.PASS),
-        checker.VectorResult("b", checker.WRONG_VICTIMS, 3, "evict", "m", [1], [2]),
+        record("a", verdicts.PASS),
+        record("b", verdicts.WRONG_VICTIMS, 3, "evict", "m", [1], [2]),
     ]
     run = synthetic_run(results)
     run.warnings = ["the adapter did not exit within 1 s after bye; killed it"]
@@ -445,9 +453,7 @@ def test_the_report_is_strict_json_when_an_answer_overflows_float64(capsys, suit
 
 
 def test_control_characters_in_ids_and_messages_are_shown_escaped():
-    results = [
-        checker.VectorResult("a/\x1b[2Jb\x00", checker.WRONG_VICTIMS, 3, "evict", "m\x1b", [1], [2])
-    ]
+    results = [record("a/\x1b[2Jb\x00", verdicts.WRONG_VICTIMS, 3, "evict", "m\x1b", [1], [2])]
     run = synthetic_run(results)
     run.warnings = ["adapter said \x1b]0;x\x07"]
     text = terminal.format_summary(run)
@@ -497,14 +503,12 @@ CASE_CHILD_ORDER = ["skipped", "error", "failure", "system-out", "system-err"]
 def test_junit_fits_jenkins_junit_10_xsd():
     import re
 
-    stale = checker.VectorResult("s/stale", checker.PASS, duration=0.1234567, known_failure=True)
-    known = checker.VectorResult(
-        "k/known", checker.WRONG_VICTIMS, 3, "evict", "w", [1], [2], known_failure=True
-    )
+    stale = record("s/stale", verdicts.PASS, duration=0.1234567, known_failure=True)
+    known = record("k/known", verdicts.WRONG_VICTIMS, 3, "evict", "w", [1], [2], known_failure=True)
     results = [
-        checker.VectorResult("p/pass", checker.PASS, duration=12.3456789),
-        checker.VectorResult("c/crash", checker.CRASH, 1, "step", "died", stderr_tail="boom"),
-        checker.VectorResult("w/wrong", checker.WRONG_VICTIMS, 3, "evict", "w", [1], [2]),
+        record("p/pass", verdicts.PASS, duration=12.3456789),
+        record("c/crash", verdicts.CRASH, 1, "step", "died", stderr_tail="boom"),
+        record("w/wrong", verdicts.WRONG_VICTIMS, 3, "evict", "w", [1], [2]),
         stale,
         known,
     ]
@@ -528,7 +532,7 @@ def test_junit_fits_jenkins_junit_10_xsd():
 
 
 def test_junit_leaves_out_empty_properties():
-    run = RunResult(results=[checker.VectorResult("a", checker.PASS)], handshake=None)
+    run = RunResult(results=[record("a", verdicts.PASS)], handshake=None)
     suite = ET.fromstring(terminal.junit_xml(run)).find("testsuite")
     assert suite.find("properties") is None
 

@@ -18,12 +18,25 @@ import time
 import pytest
 
 from conformance import mutants
-from conformance.judge import checker
+from conformance.judge.verdicts import (
+    BROKEN_INVARIANT,
+    CRASH,
+    NOT_ASCENDING,
+    PASS,
+    PROTOCOL_ERROR,
+    TIMEOUT,
+    UNEXPECTED_REFUSAL,
+    WRONG_VICTIMS,
+    kept,
+)
 from conformance.runner import run as runner
 from conformance.runner import window
+from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT
 from conformance.suite import discovery, wire
 from conformance.suite.vectors import Call, Vector, dumps_vector
-from conformance.transport.session import AdapterProcess, AdapterStartError, InProcessAdapter
+from conformance.transport.failures import AdapterStartError
+from conformance.transport.in_process import InProcessAdapter
+from conformance.transport.session import AdapterProcess
 from tests.support.runner_support import (
     REFERENCE_ARGV,
     broken,
@@ -82,25 +95,25 @@ def test_the_reference_passes_everything_in_suite_order():
 @pytest.mark.parametrize(
     ("name", "verdict", "words"),
     [
-        ("crash_mid_vector", checker.CRASH, "killed by signal SIGSEGV"),
-        ("hang", checker.TIMEOUT, "no answer within 1 s"),
-        ("non_json", checker.PROTOCOL_ERROR, "not JSON"),
-        ("wrong_id", checker.PROTOCOL_ERROR, "has id"),
-        ("two_answers", checker.PROTOCOL_ERROR, "answered twice"),
-        ("partial_line", checker.CRASH, "stopped in the middle of its answer"),
-        ("huge_line", checker.PROTOCOL_ERROR, "longer than 16777216 bytes"),
-        ("non_utf8", checker.PROTOCOL_ERROR, "not UTF-8"),
-        ("descending_victims", checker.BROKEN_INVARIANT, "strictly ascending"),
-        ("deeply_nested", checker.PROTOCOL_ERROR, "more than 64 levels deep"),
-        ("lone_surrogate", checker.UNEXPECTED_REFUSAL, "bad \ud800 \x1b[31m red"),
+        ("crash_mid_vector", CRASH, "killed by signal SIGSEGV"),
+        ("hang", TIMEOUT, "no answer within 1 s"),
+        ("non_json", PROTOCOL_ERROR, "not JSON"),
+        ("wrong_id", PROTOCOL_ERROR, "has id"),
+        ("two_answers", PROTOCOL_ERROR, "answered twice"),
+        ("partial_line", CRASH, "stopped in the middle of its answer"),
+        ("huge_line", PROTOCOL_ERROR, "longer than 16777216 bytes"),
+        ("non_utf8", PROTOCOL_ERROR, "not UTF-8"),
+        ("descending_victims", BROKEN_INVARIANT, "strictly ascending"),
+        ("deeply_nested", PROTOCOL_ERROR, "more than 64 levels deep"),
+        ("lone_surrogate", UNEXPECTED_REFUSAL, "bad \ud800 \x1b[31m red"),
     ],
 )
 def test_a_broken_adapter_fails_only_its_vector(name, verdict, words):
     result = run_broken(name)
     assert verdicts(result) == {
-        "faults/a-before": checker.PASS,
+        "faults/a-before": PASS,
         "faults/trigger": verdict,
-        "faults/z-after": checker.PASS,
+        "faults/z-after": PASS,
     }
     failed = result.results[1]
     assert words in failed.message
@@ -116,7 +129,7 @@ def test_crash_results_carry_exit_status_and_stderr():
 
 def test_descending_victims_get_a_scores_diagnosis():
     failed = run_broken("descending_victims").results[1]
-    assert failed.rule == checker.NOT_ASCENDING
+    assert failed.rule == NOT_ASCENDING
     assert failed.diagnosis.startswith("Its victims are the 3 lowest candidates by (pooled, ")
     assert "in its own scores, but not in ascending order: [" in failed.diagnosis
     assert "Its scores equal the reference's" in failed.diagnosis
@@ -136,8 +149,8 @@ def test_unknown_error_kind_is_a_protocol_error():
     assert refused.calls[2].expected_error == "invalid-attention"
     result = run(broken("unknown_error_kind"), [refused, plain_vector("faults/plain")])
     assert verdicts(result) == {
-        "faults/bad-weight": checker.PROTOCOL_ERROR,
-        "faults/plain": checker.PASS,
+        "faults/bad-weight": PROTOCOL_ERROR,
+        "faults/plain": PASS,
     }
     assert '"invalid-weights" is not one of protocol v1\'s kinds' in result.results[0].message
 
@@ -169,6 +182,7 @@ def test_hello_answered_before_asked_stops_the_run_at_once():
     assert time.monotonic() - began < 5.0  # not one restart per vector
 
 
+@pytest.mark.slow
 def test_the_answer_to_bye_gets_the_timeout(tmp_path):
     # Answers bye after 1.5 s: within --timeout 3, so no complaint about the answer.
     code = f"""
@@ -211,9 +225,9 @@ def test_a_crash_while_a_child_holds_stdout_is_a_crash_with_its_status(tmp_path)
     record = tmp_path / "child"
     result = run([*broken("child_holds_stdout"), str(record)], timeout=30.0)
     assert verdicts(result) == {
-        "faults/a-before": checker.PASS,
-        "faults/trigger": checker.CRASH,
-        "faults/z-after": checker.PASS,
+        "faults/a-before": PASS,
+        "faults/trigger": CRASH,
+        "faults/z-after": PASS,
     }
     assert result.results[1].exit_status == 3 and "exit status 3" in result.results[1].message
     assert result.duration < 25.0  # not a wait for the 30 s timeout
@@ -229,7 +243,7 @@ def test_a_descendant_that_called_setsid_is_killed_and_the_crash_is_a_crash(adap
     adapter's stdout); while that one held stdout, the adapter's exit 3 is still a crash."""
     record = tmp_path / "child"
     result = run([*broken(adapter), str(record)], timeout=30.0)
-    assert verdicts(result)["faults/trigger"] == checker.CRASH
+    assert verdicts(result)["faults/trigger"] == CRASH
     assert result.results[1].exit_status == 3, result.results[1].message
     assert result.duration < 25.0  # not a wait for the 30 s timeout
     assert gone(pid_in(record))
@@ -265,7 +279,10 @@ def test_an_extra_answer_after_a_vector_is_blamed_on_that_vector(last):
     late = ends_at_armed_evict("faults/late")
     vectors = [plain_vector("faults/plain"), late] if last else [late, plain_vector("faults/plain")]
     result = run(broken("two_answers"), vectors)
-    assert verdicts(result) == {"faults/late": checker.PROTOCOL_ERROR, "faults/plain": checker.PASS}
+    assert verdicts(result) == {
+        "faults/late": PROTOCOL_ERROR,
+        "faults/plain": PASS,
+    }
     blamed = next(r for r in result.results if r.vector_id == "faults/late")
     assert blamed.call_index == len(late.calls) - 1 and blamed.op == "evict"
     assert "answered that request twice" in blamed.message
@@ -288,7 +305,7 @@ def test_restart_failures_never_lose_a_result(tmp_path):
     argv = [sys.executable, "-c", textwrap.dedent(code)]
     vectors = [plain_vector(f"faults/v{i}", i) for i in range(5)]
     result = run(argv, vectors)
-    assert [r.verdict for r in result.results] == [checker.CRASH] * 5
+    assert [r.verdict for r in result.results] == [CRASH] * 5
     assert "exit status 4" in result.results[0].message
     messages = [r.message for r in result.results[1:]]
     assert sum("could not be restarted" in m for m in messages) == window.MAX_FAILED_RESTARTS
@@ -325,9 +342,9 @@ def test_jobs_run_several_adapters_and_keep_suite_order():
     pids = []
 
     class Recording(AdapterProcess):
-        def exchange(self, requests):
+        def send(self, requests):
             pids.append(self.pid)
-            return super().exchange(requests)
+            return super().send(requests)
 
     vectors = many(8)
     result = runner.run_suite(
@@ -442,7 +459,7 @@ def run_ties(known: set[str]) -> runner.RunResult:
 def test_in_process_mutant_gets_wrong_victims_with_a_diagnosis():
     result = run_ties(set())
     failed = result.results[0]
-    assert failed.verdict == checker.WRONG_VICTIMS
+    assert failed.verdict == WRONG_VICTIMS
     assert (failed.expected, failed.actual) == ([0], [2])
     assert "Its selection is wrong" in failed.diagnosis
     assert result.counts["failed"] == 1 and not result.ok
@@ -488,9 +505,9 @@ def test_vector_runner_runs_one_vector_at_a_time_and_recovers():
     crashed = vector_runner.run(trigger_vector("one/trigger"))
     after = vector_runner.run(plain_vector("one/b", 2))
     assert (first.verdict, crashed.verdict, after.verdict) == (
-        checker.PASS,
-        checker.CRASH,
-        checker.PASS,
+        PASS,
+        CRASH,
+        PASS,
     )
     assert crashed.exit_status == -11 and crashed.duration > 0
     assert vector_runner.close() == []
@@ -518,11 +535,11 @@ def test_run_with_an_adapter_imports_no_numpy_and_no_other_subcommand():
 
 def test_huge_refusal_messages_are_kept_bounded():
     result = run(broken("huge_refusals"), timeout=10.0)
-    assert [r.verdict for r in result.results] == [checker.UNEXPECTED_REFUSAL] * 3
+    assert [r.verdict for r in result.results] == [UNEXPECTED_REFUSAL] * 3
     for failed in result.results:
         said = failed.actual["message"]
-        assert said.startswith("x" * checker.KEEP_TEXT) and said.endswith("more characters)")
-        assert len(said) < checker.KEEP_TEXT + 50 and len(failed.message) < 2 * checker.KEEP_TEXT
+        assert said.startswith("x" * KEEP_TEXT) and said.endswith("more characters)")
+        assert len(said) < KEEP_TEXT + 50 and len(failed.message) < 2 * KEEP_TEXT
     assert len(json.dumps([r.to_json() for r in result.results])) < 20_000
 
 
@@ -532,11 +549,11 @@ def test_a_kept_value_is_bounded_whatever_its_size():
         "note": "y" * 10**6,
         **{f"k{i}": i for i in range(2000)},
     }
-    bounded = checker.kept(value)
+    bounded = kept(value)
     assert len(json.dumps(bounded)) < 40_000
-    assert bounded["victims"][: checker.KEEP_ITEMS] == list(range(checker.KEEP_ITEMS))
-    assert bounded["victims"][-1] == f"... ({10**5 - checker.KEEP_ITEMS:,} more items)"
-    assert checker.kept([1, "a", None]) == [1, "a", None]  # small values are kept as they are
+    assert bounded["victims"][:KEEP_ITEMS] == list(range(KEEP_ITEMS))
+    assert bounded["victims"][-1] == f"... ({10**5 - KEEP_ITEMS:,} more items)"
+    assert kept([1, "a", None]) == [1, "a", None]  # small values are kept as they are
 
 
 # -- the run command on files ---------------------------------------------------------------------

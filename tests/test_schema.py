@@ -139,6 +139,7 @@ def test_response_schema_refuses_wrong_answers(response):
     assert _errors(response, RESPONSE_SCHEMA) != []
 
 
+@pytest.mark.slow
 def test_reference_adapter_answers_match_the_response_schema():
     """Every answer the reference gives while replaying the hand-built vectors of the committed
     suite (and the session ops around them) is a valid protocol v1 response, and every call

@@ -59,6 +59,7 @@ SHOWN = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", slips.MODES)
 def test_each_slip_fails_the_default_run_on_its_rule(mode):
     adapter = shlex.join([sys.executable, str(SLIPS), mode])

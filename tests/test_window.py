@@ -10,17 +10,16 @@ import dataclasses
 from typing import Any
 
 from conformance import mutants
-from conformance.judge import checker
-from conformance.runner.window import MAX_FAILED_RESTARTS, Job, Settled, Window
+from conformance.judge.verdicts import CRASH, PROTOCOL_ERROR, WRONG_VICTIMS
+from conformance.runner.client import Client
+from conformance.runner.results import VectorResult
+from conformance.runner.window import MAX_FAILED_RESTARTS, Job, Window
 from conformance.suite import wire
 from conformance.suite.vectors import Vector
 from conformance.suite.wire import prepare
-from conformance.transport.session import (
-    AdapterFailure,
-    AdapterStartError,
-    InProcessAdapter,
-    Ticket,
-)
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.framing import Ticket
+from conformance.transport.in_process import InProcessAdapter
 from tests.support.runner_support import params, plain_vector, reference_vector
 
 
@@ -32,12 +31,12 @@ def vectors(count: int) -> list[Vector]:
     return [plain_vector(f"window/v{i}", seed=i) for i in range(count)]
 
 
-class Scripted(InProcessAdapter):
+class Scripted(Client):
     """The reference in process; ``faults[n]`` replaces the outcome of the n-th vector batch
     received (counting from 0 over the adapter's whole life, restarts included)."""
 
     def __init__(self, faults: dict[int, AdapterFailure] | None = None, **kw: Any) -> None:
-        super().__init__(**kw)
+        super().__init__(InProcessAdapter(**kw))
         self.faults = faults or {}
         self.received = 0
         self.sent: list[int] = []  # batch sizes, in order, for checking what was pipelined
@@ -64,9 +63,9 @@ class Scripted(InProcessAdapter):
         self.sent.append(ticket.count)
         return ticket
 
-    def receive(self, ticket: Ticket, into=None):
+    def receive(self, ticket: Ticket, into=None, **kw):
         if self._starting:  # the handshake is not counted
-            return super().receive(ticket, into)
+            return super().receive(ticket, into, **kw)
         self._in_flight -= 1
         answers = super().receive(ticket)
         fault = self.faults.pop(self.received, None)
@@ -80,10 +79,22 @@ class Scripted(InProcessAdapter):
         return answers
 
 
+@dataclasses.dataclass(frozen=True)
+class Settled:
+    """What the window settled: the vector's index in the suite, and its record."""
+
+    index: int
+    verdict: VectorResult
+
+    @property
+    def diagnosis(self) -> str | None:
+        return self.verdict.diagnosis
+
+
 def drive(adapter: Any, jobs: list[Job], **kw: Any) -> tuple[list[Settled], Window]:
     adapter.start()
     settled: list[Settled] = []
-    window = Window(adapter, settled.append, **kw)
+    window = Window(adapter, lambda index, result: settled.append(Settled(index, result)), **kw)
     todo = list(jobs)
     window.run(lambda: todo.pop(0) if todo else None, todo.append)
     window.close()
@@ -105,7 +116,7 @@ def test_an_extra_answer_is_blamed_on_the_vector_it_answers():
     adapter = Scripted({1: extra})
     settled, _ = drive(adapter, [job(i, v) for i, v in enumerate(vectors(3))])
     by_index = {s.index: s.verdict for s in settled}
-    assert by_index[0].verdict == checker.PROTOCOL_ERROR
+    assert by_index[0].verdict == PROTOCOL_ERROR
     assert (by_index[0].call_index, by_index[0].message) == (3, "an extra answer with id 4 arrived")
     assert by_index[1].passed and by_index[2].passed  # the second ran again, after a restart
     assert adapter.starts == 2
@@ -118,7 +129,7 @@ def test_what_was_in_flight_behind_a_crash_runs_again_after_a_restart():
     adapter = Scripted({1: crash})
     settled, _ = drive(adapter, [job(i, v) for i, v in enumerate(vectors(5))])
     verdicts = {s.index: s.verdict for s in settled}
-    assert verdicts[1].verdict == checker.CRASH and verdicts[1].exit_status == 3
+    assert verdicts[1].verdict == CRASH and verdicts[1].exit_status == 3
     assert all(verdicts[i].passed for i in (0, 2, 3, 4))
     assert adapter.starts == 2
     # Every vector was sent once, and those behind the crash twice.
@@ -158,7 +169,7 @@ def test_a_wrong_evict_is_settled_with_its_diagnosis():
     jobs = [job(0, wrong_tie()), *(job(i, v) for i, v in enumerate(vectors(3), start=1))]
     settled, _ = drive(adapter, jobs)
     first = next(s for s in settled if s.index == 0)
-    assert first.verdict.verdict == checker.WRONG_VICTIMS
+    assert first.verdict.verdict == WRONG_VICTIMS
     assert first.diagnosis is not None and "Its selection is wrong" in first.diagnosis
     assert sorted(s.index for s in settled) == [0, 1, 2, 3]
 
@@ -196,7 +207,7 @@ def test_a_window_whose_adapter_cannot_restart_gives_its_jobs_back():
     adapter = NoRestart({0: crash})
     settled, _ = drive(adapter, [job(i, v) for i, v in enumerate(vectors(5))], capacity=1)
     verdicts = {s.index: s.verdict for s in settled}
-    assert verdicts[0].verdict == checker.CRASH and verdicts[0].message == "gone"
+    assert verdicts[0].verdict == CRASH and verdicts[0].message == "gone"
     restarts = [i for i, v in verdicts.items() if "could not be restarted" in v.message]
     assert len(restarts) == MAX_FAILED_RESTARTS
     # What it did not run is neither run nor settled: it went back to the caller's list.

@@ -21,25 +21,11 @@ import math
 import struct
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
-from conformance.judge.checker import (
-    BROKEN_INVARIANT,
-    CRASH,
-    NOT_INTEGERS,
-    PROCESS_VERDICTS,
-    PROTOCOL_ERROR,
-    TIMEOUT,
-    UNEXPECTED_REFUSAL,
-    UNEXPECTED_SUCCESS,
-    WRONG_ERROR_KIND,
-    WRONG_VICTIMS,
-    Tracker,
-    VectorResult,
-    Verdict,
-    show_positions,
-)
+from conformance.judge import verdicts
+from conformance.judge.checker import Tracker, show_positions
 from conformance.spec.protocol import scores_problem
 from conformance.spec.text import catches_of, json_text, split_description
 from conformance.suite.vectors import Vector
@@ -75,20 +61,20 @@ def beyond_replay(call_index: int) -> str | None:
     )
 
 
-def wants_diagnosis(result: Verdict | VectorResult) -> bool:
+def wants_diagnosis(result: verdicts.Judged) -> bool:
     """True for a failure that a scores replay can explain: wrong victims, or victims that
     break an invariant while being a list of integers. A malformed answer is the finding
     itself; scores would only distract from it."""
-    if result.verdict == WRONG_VICTIMS:
+    if result.verdict == verdicts.WRONG_VICTIMS:
         return True
-    return result.verdict == BROKEN_INVARIANT and result.rule != NOT_INTEGERS
+    return result.verdict == verdicts.BROKEN_INVARIANT and result.rule != verdicts.NOT_INTEGERS
 
 
-def without_scores(vector: Vector, result: Verdict | VectorResult) -> Diagnosis:
+def without_scores(vector: Vector, result: verdicts.Judged) -> Diagnosis:
     """What can be said of a wrong evict without the adapter's scores: a tie it broke the
     wrong way, if that is all that differs."""
     text = "no scores diagnosis: the adapter does not announce the scores capability"
-    if result.verdict == WRONG_VICTIMS and result.call_index is not None:
+    if result.verdict == verdicts.WRONG_VICTIMS and result.call_index is not None:
         tie = tied_selection(vector, result.call_index, result.actual)
         if tie is not None:
             return Diagnosis(f"{tie.describe()} ({text})", "ties")
@@ -346,20 +332,24 @@ def tied_selection(vector: Vector, call_index: int, actual: Any) -> Tie | None:
 
 # -- what a vector pins --------------------------------------------------------------------------
 
-_REFUSAL_VERDICTS = (WRONG_ERROR_KIND, UNEXPECTED_SUCCESS, UNEXPECTED_REFUSAL)
-_EVICTION_VERDICTS = (WRONG_VICTIMS, BROKEN_INVARIANT)
+_REFUSAL_VERDICTS = (
+    verdicts.WRONG_ERROR_KIND,
+    verdicts.UNEXPECTED_SUCCESS,
+    verdicts.UNEXPECTED_REFUSAL,
+)
+_EVICTION_VERDICTS = (verdicts.WRONG_VICTIMS, verdicts.BROKEN_INVARIANT)
 #: Words of a "Catches:" text about a port dying rather than answering wrongly.
 _CRASH_WORDS = ("crash", "memory", "allocat", "budget + 1", "budget+1")
 
 _FAILED_HOW = {
-    WRONG_VICTIMS: "it evicted other positions",
-    BROKEN_INVARIANT: "its victims broke an invariant",
-    WRONG_ERROR_KIND: "it refused with the wrong kind",
-    UNEXPECTED_SUCCESS: "it accepted a call that must be refused",
-    UNEXPECTED_REFUSAL: "it refused a call that must succeed",
-    CRASH: "the adapter crashed",
-    TIMEOUT: "the adapter timed out",
-    PROTOCOL_ERROR: "its answer broke the protocol",
+    verdicts.WRONG_VICTIMS: "it evicted other positions",
+    verdicts.BROKEN_INVARIANT: "its victims broke an invariant",
+    verdicts.WRONG_ERROR_KIND: "it refused with the wrong kind",
+    verdicts.UNEXPECTED_SUCCESS: "it accepted a call that must be refused",
+    verdicts.UNEXPECTED_REFUSAL: "it refused a call that must succeed",
+    verdicts.CRASH: "the adapter crashed",
+    verdicts.TIMEOUT: "the adapter timed out",
+    verdicts.PROTOCOL_ERROR: "its answer broke the protocol",
 }
 
 
@@ -373,11 +363,11 @@ def pinned_calls(vector: Vector) -> tuple[str, frozenset[int]]:
     return "eviction", evicts
 
 
-def pinned_behaviour(vector: Vector, result: Verdict | VectorResult) -> bool:
+def pinned_behaviour(vector: Vector, result: verdicts.Judged) -> bool:
     """True when ``result`` failed at the behaviour ``vector`` pins, in the way it pins it."""
     kind, calls = pinned_calls(vector)
     catches = catches_of(vector.description).lower()
-    if result.verdict in PROCESS_VERDICTS:
+    if result.verdict in verdicts.PROCESS_VERDICTS:
         # Storage sized by the parameters or by budget + 1 gives way when a construction or an
         # admission allocates; a crash anywhere else is some other bug.
         return result.op in ("new", "step") and any(word in catches for word in _CRASH_WORDS)
@@ -387,7 +377,7 @@ def pinned_behaviour(vector: Vector, result: Verdict | VectorResult) -> bool:
     return result.verdict in wanted
 
 
-def elsewhere(vector: Vector, result: Verdict | VectorResult) -> str:
+def elsewhere(vector: Vector, result: verdicts.Judged) -> str:
     """For a failure away from what ``vector`` pins: what it pins, and where the port failed."""
     kind, calls = pinned_calls(vector)
     pins = split_description(vector.description)[0].rstrip(".")
@@ -405,20 +395,13 @@ def elsewhere(vector: Vector, result: Verdict | VectorResult) -> str:
     return f"this vector pins: {pins}. The port failed elsewhere{passed}: {how}{where}."
 
 
-def explained(vector: Vector, verdict: Verdict) -> Verdict:
-    """``verdict`` with what it means for the porter: for a failure, the vector's "Catches:"
-    text when the port failed at what the vector pins, else where it failed instead
-    (:func:`explain_catches`). The one place a verdict is explained."""
-    if verdict.passed:
-        return verdict
-    catches, elsewhere = explain_catches(vector, verdict)
-    return replace(verdict, catches=catches, elsewhere=elsewhere)
-
-
-def explain_catches(vector: Vector, result: Verdict | VectorResult) -> tuple[str, str]:
-    """``(catches, elsewhere)`` for a failing ``result``: the vector's "Catches:" text when the
-    failure is at the behaviour it pins, else the sentence saying what it pins and where the
-    port failed instead."""
+def explained(vector: Vector, result: verdicts.Judged) -> tuple[str, str]:
+    """What ``result`` means for the porter, as ``(catches, elsewhere)``: for a failure, the
+    vector's "Catches:" text when the port failed at the behaviour it pins, else the sentence
+    saying what it pins and where the port failed instead; nothing for a pass. The one place a
+    result is explained; the runner keeps both beside the judge's result."""
+    if result.passed:
+        return "", ""
     if pinned_behaviour(vector, result):
         return catches_of(vector.description), ""
     return "", elsewhere(vector, result)

@@ -16,10 +16,11 @@ from typing import Any
 
 from conformance.explain import kills
 from conformance.explain.play import play
-from conformance.judge.checker import PASS, judge
+from conformance.judge.checker import judge
+from conformance.judge.verdicts import PASS
 from conformance.mutants._base import Mutant
 from conformance.suite.vectors import Vector
-from conformance.transport.session import AdapterFailure
+from conformance.transport.failures import AdapterFailure
 
 
 def answers_of(outcomes: Sequence[tuple[Any, ...]]) -> tuple[list[dict[str, Any]], Any]:
@@ -167,7 +168,7 @@ def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> Kill
         row = MutantRow(mutant)
         for vector in vectors:
             entry = known.get(vector.id)
-            if entry is None or mutant.name in entry.unknown:
+            if entry is None:
                 result = verdict(mutant, vector)
                 if result != PASS:
                     row.killers[vector.id] = result

@@ -15,9 +15,9 @@ is replayed instead). For each vector and each mistake the file says one of thre
 - ``kills``: its answers differ: ``[first differing call, digest of that answer, digest of
   all its answers]`` (:func:`conformance.explain.play.digest`).
 
-Mistakes that call numpy's argsort or argpartition answer as this machine's numpy does; their
-entries hold only where :func:`~conformance.explain.play.numpy_probe` matches the probe the file
-was computed with, and are replayed elsewhere.
+The file holds facts of the suite and the catalogue alone, not of the machine that computed it:
+no catalogued mistake calls numpy's sorts or selections, whose order among equal keys depends on
+the CPU numpy dispatches to (:mod:`conformance.mutants._sorts` writes them out instead).
 
 The file is regenerated from a checkout with ``python -m conformance.tools.generate.kills``; a
 test recomputes it and fails when it is stale.
@@ -32,15 +32,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from conformance import mutants
-
-# The probe through its module: what is compared is the probe as it stands when the file is read.
-from conformance.explain import play as replaying
 from conformance.explain.play import digest as answers_digest
 from conformance.explain.play import play
 from conformance.judge.outcomes import expected_outcomes
 from conformance.mutants.model import Model
 from conformance.spec import resources
-from conformance.suite.vectors import Vector, dumps_vector
+from conformance.suite import layout
+from conformance.suite.vectors import Vector, dumps_vector, vector_fields
 
 PATH = resources.data_path("kills.json")
 
@@ -57,12 +55,9 @@ def digest(vector: Any) -> str:
         return str(vector.file_digest())
     if any(call.line is None for call in vector.calls):
         return hashlib.sha256(dumps_vector(vector).encode("utf-8")).hexdigest()
-    head = Vector(vector.id, vector.description, vector.tags, vector.params, vector.seed, ())
-    text = dumps_vector(head)
-    opened = '  "calls": [\n'
-    before = text[: text.index(opened) + len(opened)]
-    body = ",\n".join("    " + call.line.decode("utf-8") for call in vector.calls)
-    return hashlib.sha256((before + body + "\n  ]\n}\n").encode("utf-8")).hexdigest()
+    calls = (call.line.decode("utf-8") for call in vector.calls)
+    text = layout.text(vector_fields(vector), [("calls", calls)])
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -81,11 +76,9 @@ class Known:
 
     kills: Mapping[str, Kill]
     moved: frozenset[str]
-    #: Mistakes the file cannot speak for on this machine (see :func:`load`).
-    unknown: frozenset[str] = frozenset()
 
     def inert(self, name: str) -> bool:
-        return name not in self.kills and name not in self.moved and name not in self.unknown
+        return name not in self.kills and name not in self.moved
 
 
 def entry(vector: Vector, names: Sequence[str] | None = None) -> dict[str, Any]:
@@ -130,17 +123,11 @@ def _same_scores(a: Sequence[Any], b: Sequence[Any]) -> bool:
 
 def load(vectors: Sequence[Any]) -> dict[str, Known]:
     """What the shipped file knows of each of ``vectors`` whose text is the one it was computed
-    on (others are left out: they are replayed). Empty when the file is missing or unreadable.
-    Where this machine's numpy orders ties otherwise than the file's, the mistakes that call it
-    are listed as unknown in every entry, to be replayed."""
+    on (others are left out: they are replayed). Empty when the file is missing or unreadable."""
     try:
         table: Mapping[str, Any] = json.loads(PATH.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
-
-    dropped: frozenset[str] = frozenset()
-    if table.get("numpy") != replaying.numpy_probe():
-        dropped = frozenset(m.name for m in mutants.CATALOGUE if m.dispatch_dependent)
     known: dict[str, Known] = {}
     for vector in vectors:
         item = table.get(vector.id)
@@ -150,33 +137,18 @@ def load(vectors: Sequence[Any]) -> dict[str, Known]:
             kills = {
                 str(name): Kill(int(value[0]), str(value[1]), str(value[2]))
                 for name, value in item["kills"].items()
-                if name not in dropped
             }
-            moved = frozenset(str(name) for name in item["moved"]) - dropped
+            moved = frozenset(str(name) for name in item["moved"])
         except (KeyError, TypeError, ValueError, IndexError, AttributeError):
             continue
-        known[vector.id] = Known(kills, moved, dropped)
+        known[vector.id] = Known(kills, moved)
     return known
 
 
-def unknown_here() -> frozenset[str]:
-    """The mistakes whose shipped entries do not hold on this machine (see :func:`load`)."""
-    try:
-        table = json.loads(PATH.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return frozenset()
-
-    if table.get("numpy") == replaying.numpy_probe():
-        return frozenset()
-    return frozenset(m.name for m in mutants.CATALOGUE if m.dispatch_dependent)
-
-
 def dumps(table: Mapping[str, Any]) -> str:
-    """The file's text: the probe, then one vector per line, ids sorted."""
-    lines = [f"  {json.dumps('numpy')}: {json.dumps(table['numpy'])}"]
-    lines += [
+    """The file's text: one vector per line, ids sorted."""
+    lines = [
         f"  {json.dumps(key)}: {json.dumps(table[key], separators=(',', ':'))}"
         for key in sorted(table)
-        if key != "numpy"
     ]
     return "{\n" + ",\n".join(lines) + "\n}\n"

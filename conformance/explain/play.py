@@ -121,17 +121,3 @@ def compose(parts: Sequence[Mutant]) -> type[Model] | None:
         return type("+".join(part.name for part in parts), tuple(p.policy for p in parts), {})
     except TypeError:  # no consistent method resolution order
         return None
-
-
-def numpy_probe() -> str:
-    """How this machine's numpy orders equal keys in its default argsort and argpartition: the
-    catalogued choices that call them answer as numpy does here, so their shipped outcomes hold
-    only where this probe matches the one they were computed with."""
-    rows = []
-    for size in (17, 33, 129, 1025):
-        tied = np.zeros(size)
-        tied[::7] = 0.5
-        rows.append(np.argsort(tied)[: size // 2].tolist())
-        rows.append(np.argpartition(tied, size // 2 - 1)[: size // 2].tolist())
-        rows.append(np.argpartition(-tied, size // 2 - 1)[: size // 2].tolist())
-    return digest([tuple(row) for row in rows])

@@ -1,175 +1,52 @@
 """Judging an adapter's answers to one vector (SPEC.md §2-§4).
 
 :func:`judge` walks a vector's calls beside the adapter's answers and returns the first thing
-wrong as a :class:`Verdict` (the runner adds its record to make a :class:`VectorResult`).
-Every evict answer is judged on the adapter's own terms before it is compared with the
+wrong as a :class:`~conformance.judge.verdicts.Verdict`, or, when the exchange broke first, an
+:class:`~conformance.judge.verdicts.Errored` (the runner keeps it as it is, its own facts
+beside it). Every evict answer is judged on the adapter's own terms before it is compared with the
 expectation: the checker tracks which positions the adapter keeps (from the calls it accepted
 and the victims it returned) and checks that the victims are a list of integers, strictly
 ascending, currently kept, not among the protected recent entries, and exactly as many as the
 budget requires. A port that breaks one of those has a bug of its own kind, and saying which
-rule it broke is more useful than "wrong victims".
+rule it broke is more useful than "wrong victims". What a failure means for the porter (the
+scores diagnosis, what the vector pins) is :mod:`conformance.explain.diagnosis`'s to say.
 
-:func:`diagnosis_requests` and :func:`diagnose` go further for an adapter with the ``scores``
-capability: replay the vector up to the failing evict, ask for its scores, and tell whether its
-selection disagrees with its own scores or its scores disagree with the reference's, naming
-the first position whose sum or pooled score differs, with both values written exactly.
+Invariant: pure: a vector and answers in, a frozen result out; the first fault decides.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import replace
 from typing import Any
 
 from conformance.judge.outcomes import Outcome, answer_outcome, answer_outcomes, cut_short
+from conformance.judge.verdicts import (
+    BROKEN_INVARIANT,
+    CRASH,
+    NOT_ASCENDING,
+    NOT_INTEGERS,
+    NOT_KEPT,
+    PASS,
+    PROTECTED_EVICTED,
+    PROTOCOL_ERROR,
+    TIMEOUT,
+    UNEXPECTED_REFUSAL,
+    UNEXPECTED_SUCCESS,
+    WRONG_COUNT,
+    WRONG_ERROR_KIND,
+    WRONG_VICTIMS,
+    Errored,
+    Judged,
+    Verdict,
+    kept,
+)
 from conformance.spec.protocol import answer_problem, is_integer
-from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, capped, capped_list, json_text
+from conformance.spec.text import KEEP_TEXT, capped, json_text
 from conformance.suite.vectors import Call, Vector
 
-#: What a result keeps of an adapter's text and of its lists (see :func:`kept`).
-
-PASS = "pass"
-WRONG_VICTIMS = "wrong-victims"
-BROKEN_INVARIANT = "broken-invariant"
-WRONG_ERROR_KIND = "wrong-error-kind"
-UNEXPECTED_SUCCESS = "unexpected-success"
-UNEXPECTED_REFUSAL = "unexpected-refusal"
-CRASH = "crash"
-TIMEOUT = "timeout"
-PROTOCOL_ERROR = "protocol-error"
-#: Every verdict, in the order reports list them.
-VERDICTS = (
-    PASS,
-    WRONG_VICTIMS,
-    BROKEN_INVARIANT,
-    WRONG_ERROR_KIND,
-    UNEXPECTED_SUCCESS,
-    UNEXPECTED_REFUSAL,
-    CRASH,
-    TIMEOUT,
-    PROTOCOL_ERROR,
-)
-#: The verdicts that mean the adapter process misbehaved (JUnit reports them as errors).
-PROCESS_VERDICTS = (CRASH, TIMEOUT, PROTOCOL_ERROR)
-
-#: The invariant rules an evict answer can break (the ``rule`` of a broken-invariant result).
-NOT_INTEGERS = "not-integers"
-NOT_ASCENDING = "not-ascending"
-NOT_KEPT = "not-kept"
-PROTECTED_EVICTED = "protected-evicted"
-WRONG_COUNT = "wrong-count"
-INVARIANT_RULES = (NOT_INTEGERS, NOT_ASCENDING, NOT_KEPT, PROTECTED_EVICTED, WRONG_COUNT)
-
 _FAILURE_VERDICTS = {"crash": CRASH, "timeout": TIMEOUT, "protocol": PROTOCOL_ERROR}
-
-
-@dataclass(frozen=True)
-class Verdict:
-    """What judging found in one vector's answers, and nothing else; never changed once made.
-
-    ``call_index`` and ``op`` name the call the verdict is about (None for a pass);
-    ``message`` is one line saying what went wrong; ``expected`` and ``actual`` are JSON values
-    (victim lists for victim verdicts, ``{"error": kind}``-style objects for refusals);
-    ``rule`` names the broken invariant; ``catches`` is, for a failure, the porting mistakes
-    the vector's description says it catches; ``exit_status`` is the adapter's after a crash.
-    """
-
-    vector_id: str
-    verdict: str
-    call_index: int | None = None
-    op: str | None = None
-    message: str = ""
-    expected: Any = None
-    actual: Any = None
-    rule: str | None = None
-    catches: str = ""
-    exit_status: int | None = None
-    #: For a failure away from what the vector pins: what it pins and where the port failed.
-    elsewhere: str = ""
-    #: What the adapter answered to each call, for triage (failures only; not in reports).
-    answers: tuple[tuple[Any, ...], ...] = field(default=(), repr=False, compare=False)
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == PASS
-
-
-@dataclass(frozen=True)
-class VectorResult(Verdict):
-    """The outcome of one vector in a run: its :class:`Verdict`, and what the runner adds
-    (the adapter's stderr tail, the scores diagnosis, the time, whether the vector is listed
-    as a known failure). Made once, by the runner, when the vector is settled."""
-
-    stderr_tail: str = ""
-    diagnosis: str | None = None
-    duration: float = 0.0
-    known_failure: bool = False
-    #: Where the scores diagnosis found the port first diverged (``sums``, ``pooled``,
-    #: ``ties``, ``selection``), for triage's groups.
-    divergence: str | None = field(default=None, repr=False, compare=False)
-
-    @classmethod
-    def of(
-        cls,
-        judged: Verdict,
-        *,
-        stderr_tail: str = "",
-        diagnosis: str | None = None,
-        divergence: str | None = None,
-        duration: float = 0.0,
-        known_failure: bool = False,
-    ) -> VectorResult:
-        """The result of ``judged`` with the runner's record."""
-        return cls(
-            **{f.name: getattr(judged, f.name) for f in fields(Verdict)},
-            stderr_tail=stderr_tail,
-            diagnosis=diagnosis,
-            divergence=divergence,
-            duration=duration,
-            known_failure=known_failure,
-        )
-
-    @property
-    def fails_run(self) -> bool:
-        """A failure not listed as known, or a listed one that passed (the list went stale)."""
-        return self.passed == self.known_failure
-
-    def describe(self) -> str:
-        """One line: ``<id>: call <i> (<op>): <verdict>: <message>``."""
-        if self.passed:
-            text = f"{self.vector_id}: pass"
-        elif self.call_index is None:
-            text = f"{self.vector_id}: {self.verdict}: {self.message}"
-        else:
-            text = (
-                f"{self.vector_id}: call {self.call_index} ({self.op}): "
-                f"{self.verdict}: {self.message}"
-            )
-        if self.known_failure and self.passed:
-            text += " (listed as a known failure, but it passes: remove it from the list)"
-        return text
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.vector_id,
-            "verdict": self.verdict,
-            "passed": self.passed,
-            "known_failure": self.known_failure,
-            "fails_run": self.fails_run,
-            "call_index": self.call_index,
-            "op": self.op,
-            "message": self.message,
-            "rule": self.rule,
-            "expected": self.expected,
-            "actual": self.actual,
-            "diagnosis": self.diagnosis,
-            "catches": self.catches,
-            "elsewhere": self.elsewhere,
-            "exit_status": self.exit_status,
-            "stderr_tail": self.stderr_tail,
-            "duration": round(self.duration, 6),
-        }
 
 
 class _Failed(Exception):
@@ -218,7 +95,7 @@ def judge(
     responses: Sequence[Mapping[str, Any]],
     *,
     failure: Any = None,
-) -> Verdict:
+) -> Judged:
     """Judge ``responses`` (one per call, in order) to ``vector``'s calls: :class:`Judging`
     given them all at once."""
     judging = Judging(vector)
@@ -281,12 +158,13 @@ class Judging:
             answer_outcome(answer, call.op) for call, answer in zip(calls, answers, strict=False)
         )
 
-    def verdict(self, failure: Any = None) -> Verdict:
-        """The verdict on the answers fed. ``failure`` is the
-        :class:`conformance.transport.session.AdapterFailure` that cut the exchange short, if
-        any (the answers fed are then those that arrived before it). A wrong answer before the
-        failure is reported rather than the failure, since it came first; the failure's call
-        is the first unanswered one. Stderr and timing are the runner's to fill in."""
+    def verdict(self, failure: Any = None) -> Judged:
+        """The result on the answers fed. ``failure`` is the
+        :class:`conformance.transport.failures.AdapterFailure` that cut the exchange short, if
+        any (the answers fed are then those that arrived before it): an
+        :class:`~conformance.judge.verdicts.Errored` at the first unanswered call, unless a
+        wrong answer came before it, which is reported instead (its verdict says the adapter
+        then failed). Stderr and timing are the runner's to keep beside it."""
         result = self._result(failure)
         if result.passed:
             return result
@@ -297,7 +175,7 @@ class Judging:
             outcomes = cut_short(self._outcomes, len(self.vector.calls), kind)
         return replace(result, answers=outcomes)
 
-    def _result(self, failure: Any) -> Verdict:
+    def _result(self, failure: Any) -> Judged:
         vector = self.vector
         if self._failed is not None:
             if failure is not None:
@@ -306,7 +184,7 @@ class Judging:
             return self._failed
         if failure is not None:
             index = failure.call_index
-            return Verdict(
+            return Errored(
                 vector.id,
                 _FAILURE_VERDICTS[failure.kind],
                 call_index=index,
@@ -380,24 +258,6 @@ def _judge_call(
     elif call.op == "evict":
         _judge_victims(answer["victims"], call.expected_victims, tracker, fail)
         tracker.evict(answer["victims"])
-
-
-def kept(value: Any, depth: int = 0) -> Any:
-    """``value`` (an adapter's JSON value) bounded for keeping in a result: strings cut at
-    :data:`KEEP_TEXT` characters, lists and objects at :data:`KEEP_ITEMS` members, each with a
-    note of what was cut. So what a failing adapter sends cannot grow the runner's memory or
-    any report beyond a bound per vector, whatever its size."""
-    if isinstance(value, str):
-        return capped(value, KEEP_TEXT)
-    if isinstance(value, list):
-        return [kept(item, depth + 1) for item in capped_list(value, KEEP_ITEMS)]
-    if isinstance(value, dict):
-        items = list(value.items())
-        bounded = {key: kept(item, depth + 1) for key, item in items[:KEEP_ITEMS]}
-        if len(items) > KEEP_ITEMS:
-            bounded["..."] = f"({len(items) - KEEP_ITEMS:,} more members)"
-        return bounded
-    return value
 
 
 def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, fail: Any) -> None:

@@ -1,5 +1,7 @@
 """Judging a protocol check (SPEC.md §3, §5): the adapter's answer lines against the check's
-expectations, the first fault deciding. Pure: lines in, a frozen verdict out.
+expectations, the first fault deciding. Each line is read by the protocol's rules for an
+answer line (:mod:`conformance.judge.answers`), as the runner reads a vector's answers. Pure:
+lines in, a frozen verdict out.
 """
 
 from __future__ import annotations
@@ -7,38 +9,12 @@ from __future__ import annotations
 import itertools
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any
 
-from conformance.judge.checker import (
-    CRASH,
-    PASS,
-    PROTOCOL_ERROR,
-    TIMEOUT,
-    UNEXPECTED_REFUSAL,
-    UNEXPECTED_SUCCESS,
-    WRONG_ERROR_KIND,
-    WRONG_VICTIMS,
-    kept,
-)
-from conformance.spec.protocol import DecodeError, decode, same_integer, scores_problem
+from conformance.judge import verdicts
+from conformance.judge.answers import LineFault, decode_answer, echoes_id
+from conformance.spec.protocol import same_integer, scores_problem
 from conformance.suite.checks import ProtocolCheck, line_of, op_of
-
-
-@dataclass(frozen=True)
-class CheckVerdict:
-    """The verdict on one check. ``line`` is the index of the request line it is about."""
-
-    verdict: str
-    message: str = ""
-    line: int | None = None
-    op: str | None = None
-    expected: Any = None
-    actual: Any = None
-
-    @property
-    def passed(self) -> bool:
-        return self.verdict == PASS
 
 
 def judge_check(
@@ -47,8 +23,11 @@ def judge_check(
     *,
     exit_status: int | None = 0,
     timed_out: bool = False,
-) -> CheckVerdict:
-    """Judge the adapter's answer lines to ``check`` (SPEC §3), the first fault deciding.
+) -> verdicts.Judged:
+    """Judge the adapter's answer lines to ``check`` (SPEC §3), the first fault deciding: a
+    :class:`~conformance.judge.verdicts.Verdict` whose ``call_index`` is the request line it is
+    about, or an :class:`~conformance.judge.verdicts.Errored` when the session ended or hung
+    before the answers due.
 
     ``exit_status`` is the adapter's status after its input was closed (None: still running
     when the answers stopped). Capabilities come from the first answer, a hello's.
@@ -58,67 +37,72 @@ def judge_check(
     for index, item in enumerate(check.expect):
         line = item["line"]
         request = line_of(data, line)
-        op = op_of(request)
-
-        def verdict(
-            kind: str,
-            message: str,
-            expected: Any = None,
-            actual: Any = None,
-            request: bytes = request,
-            line: int = line,
-            op: str | None = op,
-        ) -> CheckVerdict:
-            return CheckVerdict(
-                kind,
-                f"{check.rule}: {_show(request)}: {message}",
-                line,
-                op or "line",
-                kept(expected),  # an adapter's answer can be huge: what is kept is bounded
-                kept(actual),
-            )
-
+        op = op_of(request) or "line"
+        said = f"{check.rule}: {_show(request)}: "
         if index >= len(answers):
             if timed_out:
-                return verdict(TIMEOUT, "no answer before the timeout")
-            if exit_status not in (0, None):
-                return verdict(
-                    CRASH, f"the adapter exited with status {exit_status} before answering"
+                return verdicts.Errored(
+                    check.id, verdicts.TIMEOUT, line, op, said + "no answer before the timeout"
                 )
-            return verdict(PROTOCOL_ERROR, "no answer (the adapter stopped answering)")
+            if exit_status not in (0, None):
+                return verdicts.Errored(
+                    check.id,
+                    verdicts.CRASH,
+                    line,
+                    op,
+                    said + f"the adapter exited with status {exit_status} before answering",
+                    exit_status,
+                )
+            return verdicts.Errored(
+                check.id,
+                verdicts.PROTOCOL_ERROR,
+                line,
+                op,
+                said + "no answer (the adapter stopped answering)",
+            )
         fault = _answer_fault(item, answers[index], announced)
         if fault is not None:
             kind, message, expected, actual = fault
             skipped = set(range(line)) - {other["line"] for other in check.expect}
-            if kind == PROTOCOL_ERROR and skipped and "id" in message:
+            if kind == verdicts.PROTOCOL_ERROR and skipped and "id" in message:
                 message += " (the answers are out of step: was a blank line answered?)"
-            return verdict(kind, message, expected, actual)
+            # an adapter's answer can be huge: what is kept is bounded
+            return verdicts.Verdict(
+                check.id,
+                kind,
+                line,
+                op,
+                said + message,
+                verdicts.kept(expected),
+                verdicts.kept(actual),
+            )
     if len(answers) > len(check.expect):
         extra = answers[len(check.expect)]
-        return CheckVerdict(
-            PROTOCOL_ERROR,
-            f"{check.rule}: {len(answers)} answers to {len(check.expect)} lines that call for "
-            f"one (a blank line, a line after bye, or a second value on a line answered): the "
-            f"extra answer is {_show(extra)}",
-            None,
-            None,
-            len(check.expect),
-            len(answers),
+        return verdicts.Verdict(
+            check.id,
+            verdicts.PROTOCOL_ERROR,
+            message=f"{check.rule}: {len(answers)} answers to {len(check.expect)} lines that call "
+            f"for one (a blank line, a line after bye, or a second value on a line answered): "
+            f"the extra answer is {_show(extra)}",
+            expected=len(check.expect),
+            actual=len(answers),
         )
     if timed_out:
-        return CheckVerdict(TIMEOUT, "the adapter did not exit at the end of its input")
-    if exit_status not in (0, None):
-        return CheckVerdict(
-            CRASH, f"SPEC.md §3.2: end of input ends the session with status 0, not {exit_status}"
+        return verdicts.Errored(
+            check.id, verdicts.TIMEOUT, message="the adapter did not exit at the end of its input"
         )
-    return CheckVerdict(PASS)
+    if exit_status not in (0, None):
+        return verdicts.Errored(
+            check.id,
+            verdicts.CRASH,
+            message=f"SPEC.md §3.2: end of input ends the session with status 0, not {exit_status}",
+            exit_status=exit_status,
+        )
+    return verdicts.Verdict(check.id, verdicts.PASS)
 
 
 def _capabilities(first: bytes) -> tuple[str, ...]:
-    try:  # nested past the codec's limit is a DecodeError, never a RecursionError
-        hello = decode(first)
-    except DecodeError:
-        return ()
+    hello = decode_answer(first)  # nested past the codec's limit: a fault, never a raise
     capabilities = hello.get("capabilities") if isinstance(hello, dict) else None
     if not isinstance(capabilities, list):
         return ()
@@ -128,12 +112,9 @@ def _capabilities(first: bytes) -> tuple[str, ...]:
 def _answer_fault(
     item: Mapping[str, Any], raw: bytes, announced: Sequence[str]
 ) -> tuple[str, str, Any, Any] | None:
-    try:
-        answer = decode(raw)
-    except DecodeError:
-        return PROTOCOL_ERROR, f"the answer is not a JSON line: {_show(raw)}", None, None
-    if not isinstance(answer, dict):
-        return PROTOCOL_ERROR, f"the answer is not a JSON object: {_show(raw)}", None, None
+    answer = decode_answer(raw)
+    if isinstance(answer, LineFault):
+        return verdicts.PROTOCOL_ERROR, answer.detail, None, None
     wanted = dict(item)
     without = wanted.pop("without", None)
     if without is not None and without["capability"] not in announced:
@@ -152,7 +133,7 @@ def _answer_fault(
 def _outcome_fault(
     item: Mapping[str, Any], answer: dict[str, Any]
 ) -> tuple[str, str, Any, Any] | None:
-    if "id" not in answer or not same_integer(answer["id"], item["id"]):
+    if not echoes_id(answer, item["id"]):
         got = _json(answer["id"]) if "id" in answer else "no id"
         want = _json(item["id"])
         why = (
@@ -161,26 +142,31 @@ def _outcome_fault(
             else 'a request without an integer id gets "id": null'
         )
         return (
-            PROTOCOL_ERROR,
+            verdicts.PROTOCOL_ERROR,
             f"answered with id {got}, expected {want} ({why})",
             {"id": item["id"]},
             {"id": answer.get("id")},
         )
     ok = answer.get("ok")
     if not isinstance(ok, bool):
-        return PROTOCOL_ERROR, f"the answer's ok is {_json(ok)}, not true or false", None, None
+        return (
+            verdicts.PROTOCOL_ERROR,
+            f"the answer's ok is {_json(ok)}, not true or false",
+            None,
+            None,
+        )
     expected = {"error": item["error"]} if not item["ok"] else "ok"
     if item["ok"] and not ok:
         kind = _kind(answer)
         return (
-            UNEXPECTED_REFUSAL,
+            verdicts.UNEXPECTED_REFUSAL,
             f"refused with {kind}, expected it to succeed",
             expected,
             {"error": kind},
         )
     if not item["ok"] and ok:
         return (
-            UNEXPECTED_SUCCESS,
+            verdicts.UNEXPECTED_SUCCESS,
             f"answered ok, expected a refusal with {item['error']}",
             expected,
             "ok",
@@ -189,7 +175,7 @@ def _outcome_fault(
         kind = _kind(answer)
         if kind != item["error"]:
             return (
-                WRONG_ERROR_KIND,
+                verdicts.WRONG_ERROR_KIND,
                 f"refused with {kind}, expected {item['error']}",
                 expected,
                 {"error": kind},
@@ -199,7 +185,7 @@ def _outcome_fault(
         victims = answer.get("victims")
         if not isinstance(victims, list):
             return (
-                PROTOCOL_ERROR,
+                verdicts.PROTOCOL_ERROR,
                 f"victims is {_json(victims) if 'victims' in answer else 'missing'}, not a list",
                 item["victims"],
                 victims,
@@ -208,7 +194,7 @@ def _outcome_fault(
             same_integer(v, w) for v, w in zip(victims, item["victims"], strict=False)
         ):
             return (
-                WRONG_VICTIMS,
+                verdicts.WRONG_VICTIMS,
                 f"evicted {_json(victims)}, expected {_json(item['victims'])}",
                 item["victims"],
                 victims,
@@ -217,10 +203,10 @@ def _outcome_fault(
         problem = _scores_problem(answer, item["positions"])
         if problem is not None:
             shown = {name: answer.get(name) for name in ("positions", "sums", "pooled")}
-            return PROTOCOL_ERROR, problem, {"positions": item["positions"]}, shown
+            return verdicts.PROTOCOL_ERROR, problem, {"positions": item["positions"]}, shown
     if "protocol" in item and not same_integer(answer.get("protocol"), item["protocol"]):
         return (
-            PROTOCOL_ERROR,
+            verdicts.PROTOCOL_ERROR,
             f"hello answered protocol {_json(answer.get('protocol'))}, not 1",
             None,
             None,

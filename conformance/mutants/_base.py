@@ -115,12 +115,6 @@ class Mutant:
     parts: tuple[str, ...] = ()
 
     @property
-    def dispatch_dependent(self) -> bool:
-        """True when it calls numpy's argsort or argpartition, which order equal keys as this
-        machine's numpy build does (see :func:`conformance.explain.play.numpy_probe`)."""
-        return any(vars(klass).get("USES_NUMPY_SORT") for klass in self.policy.__mro__)
-
-    @property
     def factory(self) -> type[Model]:
         """A policy factory for :class:`conformance.adapter.server.Session`: the class itself (its
         ``construct`` makes ``new``'s policy, the seed and the policy it replaces included)."""

@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 from conformance.mutants._base import EVICT, Witness, mutant, params, steps
+from conformance.mutants._sorts import numpy_argpartition, numpy_argsort
 from conformance.mutants.model import Model
 
 # -- how many ----------------------------------------------------------------------------------
@@ -375,32 +376,32 @@ class HeapSelectByPooled(Model):
     "unstable-argsort",
     rule="§2.4: equal pooled scores evict the lower position first",
     origin="`np.argsort(pooled[:candidates])[:k]` with numpy's default kind (introsort, not "
-    "stable): among equal scores the order is the sort's accident",
+    "stable): among equal scores the order is the sort's accident (modelled as numpy's portable "
+    "introsort orders them; a SIMD build may order them otherwise)",
     keywords=("unstable", "argsort", "quicksort", "tie", "ties"),
 )
 class UnstableArgsort(Model):
-    """Ranks the candidates with numpy's default (unstable) argsort."""
-
-    USES_NUMPY_SORT: ClassVar[bool] = True
+    """Ranks the candidates with numpy's default (unstable) argsort, as its portable introsort
+    does (:func:`conformance.mutants._sorts.numpy_argsort`)."""
 
     def select(
         self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
     ) -> list[int]:
         scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
-        return [int(index) for index in np.argsort(scores)[:count]]
+        return numpy_argsort(scores.tolist())[:count]
 
 
 @mutant(
     "argpartition-selection",
     rule="§2.4: equal pooled scores evict the lower position first",
     origin="`np.argpartition(pooled, k - 1)[:k]` (a partial selection): the k smallest "
-    "scores, but among equal ones whichever the partition left in front",
+    "scores, but among equal ones whichever the partition left in front (modelled as numpy's "
+    "portable introselect leaves them; a SIMD build may leave others)",
     keywords=("argpartition", "partial selection", "tie", "ties"),
 )
 class ArgpartitionSelection(Model):
-    """Selects the victims with ``np.argpartition`` (no order among equal scores)."""
-
-    USES_NUMPY_SORT: ClassVar[bool] = True
+    """Selects the victims with ``np.argpartition`` (no order among equal scores), as its
+    portable introselect does (:func:`conformance.mutants._sorts.numpy_argpartition`)."""
 
     def select(
         self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
@@ -408,7 +409,7 @@ class ArgpartitionSelection(Model):
         scores = np.asarray(pooled[:candidates]).astype(self.ACCUMULATOR)  # the scores' dtype
         if count >= len(scores):
             return list(range(len(scores)))
-        chosen = np.argpartition(scores, count - 1)[:count]
+        chosen = np.array(numpy_argpartition(scores.tolist(), count - 1)[:count])
         return [int(index) for index in chosen[np.argsort(scores[chosen], kind="stable")]]
 
 
@@ -417,14 +418,14 @@ class ArgpartitionSelection(Model):
     rule="§2.4: the victims are the k smallest (pooled, position); ties evict the lower",
     origin="the official SnapKV and kvpress code: `scores.topk(n_keep).indices` keeps the "
     "highest scores and evicts the rest, so among equal scores the partial selection decides "
-    "(here `np.argpartition(-scores, n_keep - 1)`, as a numpy transcription writes it)",
+    "(here `np.argpartition(-scores, n_keep - 1)`, as a numpy transcription writes it, modelled "
+    "as numpy's portable introselect runs it)",
     keywords=("topk",),
 )
 class TopkKeepers(Model):
     """Chooses the candidates to keep with ``np.argpartition(-pooled, keep - 1)[:keep]`` and
-    evicts the others."""
-
-    USES_NUMPY_SORT: ClassVar[bool] = True
+    evicts the others (numpy's portable introselect:
+    :func:`conformance.mutants._sorts.numpy_argpartition`)."""
 
     def select(
         self, sums: np.ndarray, pooled: np.ndarray, candidates: int, count: int
@@ -433,7 +434,7 @@ class TopkKeepers(Model):
         keep = len(scores) - count
         if keep <= 0:
             return list(range(len(scores)))
-        kept = set(np.argpartition(-scores, keep - 1)[:keep].tolist())
+        kept = set(numpy_argpartition((-scores).tolist(), keep - 1)[:keep])
         losers = [index for index in range(len(scores)) if index not in kept]
         return sorted(losers, key=lambda index: (scores[index], index))
 

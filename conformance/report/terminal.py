@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import IO, Any
 
 from conformance import __version__
-from conformance.judge.checker import PROCESS_VERDICTS, VERDICTS, VectorResult
+from conformance.judge.verdicts import PROCESS_VERDICTS, VERDICTS
 from conformance.report.outputs import write_output
+from conformance.runner.results import VectorResult
 from conformance.runner.run import RunResult
 from conformance.spec.text import escape, json_document, json_text
 from conformance.suite.discovery import is_generated

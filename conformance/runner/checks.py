@@ -9,8 +9,9 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from conformance.judge.checker import VectorResult
-from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.judge.checks import judge_check
+from conformance.judge.verdicts import Judged
+from conformance.runner.results import VectorResult
 from conformance.spec.text import catches_of
 from conformance.suite.checks import ProtocolCheck
 from conformance.transport.raw import Transcript, talk
@@ -31,7 +32,7 @@ def run_session(
 
 def run_check(
     check: ProtocolCheck, argv: Sequence[str], timeout: float
-) -> tuple[CheckVerdict, Transcript]:
+) -> tuple[Judged, Transcript]:
     """Run ``check`` in a fresh session of ``argv`` and judge it."""
     session = run_session(argv, check.payload, timeout, answers_due=len(check.expect))
     verdict = judge_check(
@@ -54,7 +55,7 @@ def run_checks(
     progress: Callable[[Any, int, int], None] | None = None,
 ) -> list[Any]:
     """Run every check in its own session and return one
-    :class:`~conformance.judge.checker.VectorResult` per check, in the order given.
+    :class:`~conformance.runner.results.VectorResult` per check, in the order given.
 
     ``progress(result, done, total)`` is called as each check is judged (in the order they
     finish), from one thread at a time, as :func:`conformance.runner.run.run_suite` calls it."""
@@ -74,16 +75,9 @@ def run_checks(
         verdict, session = run_check(check, argv, timeout)
         failed = not verdict.passed
         return VectorResult(
-            vector_id=check.id,
-            verdict=verdict.verdict,
-            call_index=verdict.line,
-            op=verdict.op,
-            message=verdict.message,
-            expected=verdict.expected,
-            actual=verdict.actual,
-            stderr_tail=session.stderr_tail if failed else "",
+            verdict,
             catches=catches_of(check.description) if failed else "",
-            exit_status=session.exit_status,
+            stderr_tail=session.stderr_tail if failed else "",
             duration=session.duration,
             known_failure=check.id in known_failures,
         )

@@ -1,57 +1,53 @@
-"""Running a suite of vectors against an adapter: workers, streaming, known failures.
+"""The one run: :class:`Run`, the suite as every front end runs it (``run``, ``matrix``, the
+pytest plugin), and its :class:`RunResult`.
 
-:func:`run_suite` starts one persistent adapter per worker. Each worker takes the next vector
-of the suite when its :class:`conformance.runner.window.Window` has room, reads it then (a
-:class:`conformance.suite.stream.SuiteEntry` is a file not read yet), and sends it ahead of the
-answers it is still reading; the window judges each vector, restarts the adapter after a
-crash, a hang or a desynchronised stream, and settles each vector's outcome once no answer of
-its own can still arrive. So memory holds the vectors in flight, not the suite, and the first
-request goes out as soon as the first file is read. A vector's failure never stops the run:
-every selected vector gets exactly one result, in suite order. What stops it is an adapter
-that cannot be started at all (or cannot shake hands), raised as
-:class:`conformance.transport.session.AdapterStartError`, or a vector file found invalid when its
-turn comes, raised as :class:`conformance.spec.errors.VectorError`.
+A run takes what was selected (``-k`` and shards are :func:`conformance.suite.discovery.
+select_items`'s, applied before), runs the vectors on persistent adapters
+(:func:`conformance.runner.workers.run_vectors`) and each protocol check in a session of its
+own (:func:`conformance.runner.checks.run_checks`), keeps every result, and then, asked to and
+when a vector failed, adds the triage (:func:`triaged`). The pytest plugin runs the same items
+one at a time (:meth:`Run.one`, then :meth:`Run.close`), on the same adapter code, with the
+same triage at the end. So a port fails the same items, explained the same way, whichever front
+end runs it.
 
-Which vectors run (``-k``, shards, known failures) is :mod:`conformance.suite.discovery`.
+Invariant: no numpy on this path, even in a function, but the triage's import, which only a
+failing run takes (the catalogue it replays is numpy); every adapter a run starts is closed
+when it ends.
 """
 
 from __future__ import annotations
 
-import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, Union
+from typing import Any, Protocol
 
-from conformance.judge import checker
-from conformance.judge.checker import VectorResult, Verdict
 from conformance.runner.checks import run_checks
-from conformance.runner.window import Job, Settled, Window
+from conformance.runner.client import Client, Handshake
+from conformance.runner.results import VectorResult
+from conformance.runner.workers import Progress, SuiteItem, VectorRunner, run_vectors
 from conformance.suite.checks import ProtocolCheck, load_check
-from conformance.suite.discovery import shard_vectors
-from conformance.suite.stream import SuiteEntry, read_for_run
+from conformance.suite.discovery import select_items
+from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 from conformance.transport import process
-from conformance.transport.session import (
-    ANSWER_TIMEOUT,
-    Adapter,
-    AdapterProcess,
-    Handshake,
-)
+from conformance.transport.session import ANSWER_TIMEOUT, AdapterProcess, Transport
 
-#: How long an interrupted run waits for its workers to stop after killing their adapters.
-CANCEL_WAIT = 2.0
-
-Progress = Callable[[VectorResult, int, int], None]
-#: What a suite is made of: vectors in memory, or files read when their turn comes.
-SuiteItem = Union[Vector, SuiteEntry]  # noqa: UP007 (a runtime alias)
+__all__ = [
+    "Explanation",
+    "Progress",
+    "Run",
+    "RunResult",
+    "SuiteItem",
+    "VectorRunner",
+    "run_suite",
+    "triaged",
+]
 
 
 class Explanation(Protocol):
     """What a report shows of a failing run's triage (:class:`conformance.explain.triage.Triage`
-    is one): the run carries it and never looks inside, so the run path does not import the
-    triage, which replays the catalogue's mistakes with numpy."""
+    is one): the run carries it and never looks inside."""
 
     def headline(self) -> str: ...
 
@@ -64,7 +60,7 @@ class Explanation(Protocol):
 class RunResult:
     """Everything a report needs about one run.
 
-    ``results`` are in suite order (the order of the vectors given, after sharding).
+    ``results`` are in suite order (the vectors, then the protocol checks, as given).
     ``warnings`` are problems that fail no vector (an adapter that ignored ``bye``, ...).
     """
 
@@ -101,54 +97,68 @@ class RunResult:
         return not any(result.fails_run for result in self.results)
 
 
-def make_job(index: int, item: SuiteItem) -> Job:
-    """Vector ``item`` ready to send: a file is read now (raising :class:`VectorError` for a
-    vector the runner cannot use), an in-memory vector is encoded."""
-    if isinstance(item, SuiteEntry):
-        runnable = read_for_run(item)
-        return Job(index, runnable.vector, runnable.prepared, item.load)
-    # Here: only a vector built in memory needs it (files come prepared by read_for_run).
-    from conformance.suite.wire import prepare_vector
+def triaged(vectors: Sequence[Any], results: Sequence[VectorResult]) -> Explanation | None:
+    """The triage of a run, or None when none of its vectors fails it: which catalogued
+    mistakes answer as the port did on ``vectors`` (their results among ``results``; the
+    protocol checks are not the policy's evidence). ``vectors`` may be suite entries: each is
+    read only if something is replayed on it. The one place a run is triaged."""
+    ids = {vector.id for vector in vectors}
+    of_vectors = [result for result in results if result.vector_id in ids]
+    if not any(result.fails_run for result in of_vectors):
+        return None
+    # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
+    from conformance.explain.triage import triage
 
-    vector = item
-    return Job(index, vector, prepare_vector(vector), lambda: vector)
-
-
-# -- the one run ------------------------------------------------------------------------------
+    return triage(list(vectors), of_vectors)
 
 
 @dataclass
 class Run:
-    """The suite as every front end runs it (``run``, ``matrix``, the pytest plugin's items):
-    the vectors on persistent adapters (:func:`run_suite`), then each protocol check in a
-    session of its own (:func:`conformance.runner.checks.run_checks`), so a port fails the
-    same items whichever front end runs it.
+    """The suite as every front end runs it: the vectors on persistent adapters, then each
+    protocol check in a session of its own, so a port fails the same items whichever front end
+    runs it.
 
     ``vectors`` and ``checks`` are what was selected (``-k`` and shards already applied,
     :func:`conformance.suite.discovery.select_items`); files are read when their turn comes.
-    ``shard`` is only reported. Protocol checks need a program (``adapter_argv``): with an
-    ``adapter_factory`` (an in-process adapter) only vectors run. ``progress(result, done,
-    total)`` is called as each item is judged, vectors first, and never after SIGINT or SIGTERM
-    (:func:`conformance.transport.process.interrupt_all`), so that a front end can write
-    what finished.
+    ``shard`` is only reported. Give either ``adapter_argv`` (each adapter is
+    ``AdapterProcess(adapter_argv, timeout)``) or ``adapter_factory``, a no-argument callable
+    returning a fresh transport (an :class:`~conformance.transport.in_process.InProcessAdapter`,
+    say): protocol checks need a program, so with a factory only vectors run. ``jobs`` adapters
+    run the vectors in parallel. ``known_failures`` are ids whose failure does not fail the run
+    (and whose pass does). ``progress(result, done, total)`` is called as each item is judged,
+    vectors first, from one thread at a time, and never after SIGINT or SIGTERM
+    (:func:`conformance.transport.process.interrupt_all`), so that a front end can write what
+    finished. With ``validate_protocol`` every answer of an ``adapter_argv`` process is also
+    held to the shipped response schema. With ``triage``, a run whose vectors failed carries
+    their triage (:func:`triaged`).
     """
 
-    vectors: Sequence[SuiteItem]
+    vectors: Sequence[SuiteItem] = ()
     checks: Sequence[SuiteEntry | ProtocolCheck] = ()
     adapter_argv: Sequence[str] | None = None
-    adapter_factory: Callable[[], Adapter] | None = None
+    adapter_factory: Callable[[], Transport] | None = None
     jobs: int = 1
     timeout: float = ANSWER_TIMEOUT
     shard: tuple[int, int] | None = None
     known_failures: Iterable[str] = ()
     progress: Progress | None = None
     validate_protocol: bool = False
+    triage: bool = False
+    # The items run one at a time (:meth:`one`): their adapter, results and items.
+    _runner: VectorRunner | None = field(default=None, init=False, repr=False)
+    _results: list[VectorResult] = field(default_factory=list, init=False, repr=False)
+    _ran: list[SuiteItem] = field(default_factory=list, init=False, repr=False)
+    _began: float = field(default_factory=time.monotonic, init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if (self.adapter_argv is None) == (self.adapter_factory is None):
+            raise ValueError("give exactly one of adapter_argv and adapter_factory")
+        self.known_failures = frozenset(self.known_failures)
 
     def execute(self) -> RunResult:
         """Run everything; raise :class:`AdapterStartError` when the adapter cannot start,
         :class:`VectorError` or :class:`CheckError` for a file the runner cannot use, and
         :class:`StartError` when the adapter no longer starts for the checks."""
-        known = set(self.known_failures)
         began = time.monotonic()
         given = self.progress
 
@@ -158,287 +168,114 @@ class Run:
             if given is not None and not process.interrupted():
                 given(result, done, total)
 
+        result = self._result([])
         if self.vectors:
-            result = run_suite(
-                self.vectors,
-                self.adapter_argv,
-                adapter_factory=self.adapter_factory,
-                jobs=self.jobs,
-                timeout=self.timeout,
-                known_failures=known,
-                progress=progress,
-                validate_protocol=self.validate_protocol,
+            ran = run_vectors(
+                self.vectors, self._client, jobs=self.jobs, known=self._known, progress=progress
             )
-        else:
-            argv = list(self.adapter_argv) if self.adapter_argv is not None else None
-            result = RunResult([], None, adapter_argv=argv, jobs=self.jobs, timeout=self.timeout)
-        result.shard = self.shard
-        if self.checks and self.adapter_argv is not None:
-            checks = [
-                item if isinstance(item, ProtocolCheck) else load_check(item.path)
-                for item in self.checks
-            ]
-            result.results.extend(
-                run_checks(
-                    checks,
-                    self.adapter_argv,
-                    timeout=self.timeout,
-                    jobs=self.jobs,
-                    known_failures=known,
-                    progress=progress,
-                )
-            )
+            result.results, result.handshake = ran.results, ran.handshake
+            result.jobs, result.warnings = ran.jobs, ran.warnings
+        result.results.extend(self._checks(self.checks, progress))
+        if self.triage:
+            result.triage = triaged(self.vectors, result.results)
         result.duration = time.monotonic() - began
         return result
 
+    # -- one item at a time ----------------------------------------------------------------
 
-# -- running ---------------------------------------------------------------------------------
+    def one(self, item: Vector | ProtocolCheck) -> VectorResult:
+        """Run one item now, as :meth:`execute` runs it: a vector on this run's one adapter
+        (started on first use, restarted after a failure), a protocol check in a session of
+        its own. Raises :class:`AdapterStartError` (the adapter is then killed; the next vector
+        starts it again) or :class:`StartError` as :meth:`execute` does."""
+        if isinstance(item, ProtocolCheck):
+            (result,) = self._checks([item])
+        else:
+            if self._runner is None:
+                self._runner = VectorRunner(
+                    self._transport(), known=self._known, validate_protocol=self._validating
+                )
+            try:
+                result = self._runner.run(item)
+            except BaseException:
+                self._runner.adapter.kill()  # a handshake found broken late leaves it running
+                self._runner = None
+                raise
+            self._ran.append(item)
+        self._results.append(result)
+        return result
+
+    def close(self) -> RunResult:
+        """Say ``bye`` to the adapter of :meth:`one` and give what the items run so far make:
+        their results in the order run, the warnings, and (with ``triage``) the triage."""
+        result = self._result(self._results)
+        if self._runner is not None:
+            result.handshake = self._runner.adapter.handshake
+            result.warnings = self._runner.close()
+            self._runner = None
+        if self.triage:
+            result.triage = triaged(self._ran, result.results)
+        result.duration = time.monotonic() - self._began
+        return result
+
+    # -- what both share -------------------------------------------------------------------
+
+    @property
+    def _known(self) -> frozenset[str]:
+        return frozenset(self.known_failures)
+
+    def _transport(self) -> Transport:
+        if self.adapter_argv is not None:
+            return AdapterProcess(list(self.adapter_argv), self.timeout)
+        assert self.adapter_factory is not None
+        return self.adapter_factory()
+
+    @property
+    def _validating(self) -> bool:
+        """Whether answers are held to the response schema: a program's, when asked."""
+        return self.validate_protocol and self.adapter_argv is not None
+
+    def _client(self) -> Client:
+        return Client(self._transport(), validate_protocol=self._validating)
+
+    def _checks(
+        self, items: Sequence[SuiteEntry | ProtocolCheck], progress: Progress | None = None
+    ) -> list[VectorResult]:
+        if not items or self.adapter_argv is None:
+            return []
+        checks = [
+            item if isinstance(item, ProtocolCheck) else load_check(item.path) for item in items
+        ]
+        return run_checks(
+            checks,
+            self.adapter_argv,
+            timeout=self.timeout,
+            jobs=self.jobs,
+            known_failures=self._known,
+            progress=progress,
+        )
+
+    def _result(self, results: list[VectorResult]) -> RunResult:
+        argv = list(self.adapter_argv) if self.adapter_argv is not None else None
+        return RunResult(
+            list(results),
+            None,
+            shard=self.shard,
+            adapter_argv=argv,
+            jobs=self.jobs,
+            timeout=self.timeout,
+        )
 
 
 def run_suite(
     vectors: Sequence[SuiteItem],
     adapter_argv: Sequence[str] | None = None,
     *,
-    adapter_factory: Callable[[], Adapter] | None = None,
-    jobs: int = 1,
-    timeout: float = ANSWER_TIMEOUT,
     shard: tuple[int, int] | None = None,
-    known_failures: Iterable[str] | None = None,
-    progress: Progress | None = None,
-    validate_protocol: bool = False,
+    **options: Any,
 ) -> RunResult:
-    """Run ``vectors`` (sharded by ``shard``) and judge every one.
-
-    Give either ``adapter_argv`` (each worker runs ``AdapterProcess(adapter_argv, timeout)``)
-    or ``adapter_factory``, a no-argument callable returning a fresh adapter object (an
-    :class:`~conformance.transport.session.InProcessAdapter`, say). ``jobs`` workers run in
-    parallel, each with its own adapter. ``known_failures`` are vector ids whose failure does not
-    fail the run (and whose pass does). ``progress(result, done, total)`` is called as each vector
-    is settled, from one thread at a time. With ``validate_protocol`` every answer of an
-    ``adapter_argv`` process is also checked against the shipped response schema. Raises
-    :class:`AdapterStartError` when an adapter cannot start, :class:`VectorError` for a vector
-    file that cannot be run.
-    """
-    if (adapter_argv is None) == (adapter_factory is None):
-        raise ValueError("give exactly one of adapter_argv and adapter_factory")
-    if adapter_argv is not None:
-        argv = list(adapter_argv)
-
-        def adapter_factory() -> Adapter:
-            return AdapterProcess(argv, timeout, validate_protocol=validate_protocol)
-
-    assert adapter_factory is not None
-    began = time.monotonic()
-    selected = shard_vectors(vectors, shard)
-    jobs = max(1, min(jobs, len(selected)))
-    suite = _Suite(selected, set(known_failures or ()), progress)
-    adapters: list[Adapter] = []
-    threads: list[threading.Thread] = []
-    workers: list[_Worker] = []
-    # One try from the first adapter on: an interruption at any point of the start-up (while
-    # adapters start, or workers do) must still kill every adapter started so far.
-    try:
-        handshake = _start_all(adapter_factory, jobs, adapters)
-        for adapter in adapters:
-            workers.append(_Worker(adapter, suite))
-            threads.append(threading.Thread(target=workers[-1].work, daemon=True))
-            threads[-1].start()
-        for thread in threads:
-            thread.join()
-    except BaseException:  # Ctrl-C: leave no adapter running behind us
-        _cancel(suite, adapters, threads)
-        raise
-    for worker in workers:
-        if worker.error is not None:  # a broken handshake, a bad file, or a bug: raise it
-            for adapter in adapters:
-                adapter.kill()
-            raise worker.error
-    warnings = [problem for worker in workers for problem in worker.window.warnings]
-    return RunResult(
-        results=suite.finish(),
-        handshake=handshake,
-        shard=shard,
-        duration=time.monotonic() - began,
-        adapter_argv=list(adapter_argv) if adapter_argv is not None else None,
-        jobs=jobs,
-        timeout=timeout,
-        warnings=sorted(set(warnings)),
-    )
-
-
-def _cancel(suite: _Suite, adapters: list[Adapter], threads: list[threading.Thread]) -> None:
-    """Stop an interrupted run: kill every adapter, give the workers a moment to notice (they
-    start nothing once ``suite.cancelled`` is set), and kill again in case one was restarting."""
-    suite.cancelled = True  # the workers now fail on killed adapters: quietly
-    for adapter in list(adapters):
-        adapter.cancel()
-    deadline = time.monotonic() + CANCEL_WAIT
-    for thread in threads:
-        if thread.ident is not None:  # interrupted between creating and starting it
-            thread.join(max(0.0, deadline - time.monotonic()))
-    for adapter in list(adapters):
-        adapter.cancel()
-
-
-def _start_all(factory: Callable[[], Adapter], jobs: int, adapters: list[Adapter]) -> Handshake:
-    """Start ``jobs`` adapters in parallel, adding each to ``adapters`` before it starts (so
-    that the caller can kill it whenever it is interrupted); on any failure kill them all and
-    raise."""
-    for _ in range(jobs):
-        adapters.append(factory())
-    errors: list[BaseException] = []
-
-    def start(adapter: Adapter) -> None:
-        try:
-            adapter.start()
-        except Exception as error:  # re-raised in the calling thread, never lost in this one
-            errors.append(error)
-
-    threads = [threading.Thread(target=start, args=(a,), daemon=True) for a in adapters]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    if errors:
-        for adapter in adapters:
-            adapter.kill()  # no bye: a failed start leaves nothing worth a goodbye
-        raise errors[0]
-    handshake = adapters[0].handshake
-    assert handshake is not None
-    return handshake
-
-
-class _Suite:
-    """The shared work list: hands out vectors in order and collects outcomes in order."""
-
-    def __init__(self, items: list[SuiteItem], known: set[str], progress: Progress | None) -> None:
-        self.items = items
-        self.known = known
-        self.results: list[VectorResult | None] = [None] * len(items)
-        self._next = 0
-        self._returned: deque[Job] = deque()  # given back by a window that gave up
-        self._progress = progress
-        self._lock = threading.Lock()
-        self._done = 0
-        #: Set when the run is interrupted or ends in error: workers stop, and errors from
-        #: killed adapters are not reported.
-        self.cancelled = False
-
-    def take(self) -> Job | None:
-        with self._lock:
-            if self._returned:
-                return self._returned.popleft()
-            index = self._next
-            if index >= len(self.items):
-                return None
-            self._next += 1
-        return make_job(index, self.items[index])  # read outside the lock: workers in parallel
-
-    def give_back(self, job: Job) -> None:
-        with self._lock:
-            self._returned.append(job)
-
-    def settle(self, settled: Settled) -> None:
-        verdict = settled.verdict
-        result = VectorResult.of(
-            verdict,
-            stderr_tail=settled.stderr_tail,
-            diagnosis=settled.diagnosis,
-            divergence=settled.divergence,
-            duration=settled.duration,
-            known_failure=verdict.vector_id in self.known,
-        )
-        with self._lock:
-            if self.results[settled.index] is None:
-                self._done += 1
-            self.results[settled.index] = result
-            if self._progress is not None and not self.cancelled:
-                self._progress(result, self._done, len(self.items))
-
-    def finish(self) -> list[VectorResult]:
-        """The results in order; a vector no worker could run gets a crash result."""
-        results = []
-        for index, result in enumerate(self.results):
-            if result is None:
-                item = self.items[index]
-                result = VectorResult(
-                    item.id,
-                    checker.CRASH,
-                    message="not run: every adapter process failed to restart",
-                    known_failure=item.id in self.known,
-                )
-            results.append(result)
-        return results
-
-
-class _Worker:
-    """One adapter, its window, and the thread's loop."""
-
-    def __init__(self, adapter: Adapter, suite: _Suite) -> None:
-        self.suite = suite
-        self.window = Window(adapter, suite.settle, cancelled=lambda: suite.cancelled)
-        #: What ended :meth:`work` early; :func:`run_suite` re-raises it.
-        self.error: Exception | None = None
-
-    def work(self) -> None:
-        try:
-            self.window.run(self.suite.take, self.suite.give_back)
-        except Exception as error:
-            if not self.suite.cancelled:  # after an interruption: a killed adapter, say nothing
-                self.error = error
-                self.suite.cancelled = True  # the other workers stop too
-        finally:
-            if not self.suite.cancelled:
-                self.window.close()
-
-
-class VectorRunner:
-    """Runs vectors one at a time on one adapter, judged as :func:`run_suite` judges them.
-
-    For callers that schedule vectors themselves (a pytest plugin making one test per vector):
-    the adapter is started on first use, restarted after a failure or before a vector that needs
-    a fresh session, and a wrong evict gets its scores diagnosis. Each vector is settled when
-    :meth:`run` returns, so an extra answer to it found later is a warning. :meth:`close` says
-    ``bye`` and returns the warnings (an adapter that ignored ``bye``, ...).
-    """
-
-    def __init__(self, adapter: Adapter) -> None:
-        self.adapter = adapter
-        self._window: Window | None = None
-        self._settled: list[Settled] = []
-
-    def run(self, vector: Vector) -> VectorResult:
-        """Run and judge one vector; raise :class:`AdapterStartError` if the first start fails."""
-        if self._window is None:
-            if self.adapter.handshake is None:
-                self.adapter.start()
-            self._window = Window(self.adapter, self._settled.append)
-        job: Job | None = make_job(0, vector)
-        given: list[Job] = []
-
-        def take() -> Job | None:
-            nonlocal job
-            handed, job = job, None
-            return handed
-
-        self._settled.clear()
-        self._window.run(take, given.append)
-        self._window.release()
-        if not self._settled:
-            message = "not run: the adapter could not be restarted"
-            self._settled.append(Settled(0, Verdict(vector.id, checker.CRASH, message=message)))
-        (settled,) = self._settled
-        return VectorResult.of(
-            settled.verdict,
-            stderr_tail=settled.stderr_tail,
-            diagnosis=settled.diagnosis,
-            divergence=settled.divergence,
-            duration=settled.duration,
-        )
-
-    def close(self) -> list[str]:
-        if self._window is None:
-            self.adapter.close()
-            return list(self.adapter.close_problems)
-        self._window.close()
-        return self._window.warnings
+    """:class:`Run` of ``vectors`` alone (shard ``shard`` of them, chosen as
+    :func:`conformance.suite.discovery.select_items` chooses), for a caller that has only
+    vectors: ``Run(selected, adapter_argv=..., **options).execute()``, nothing else."""
+    selected, _ = select_items(vectors, (), None, shard)
+    return Run(selected, (), adapter_argv, shard=shard, **options).execute()

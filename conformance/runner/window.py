@@ -9,35 +9,34 @@ while the runner judges. It alone decides:
   behind a failure is lost with the process and is sent again after the restart;
 - **who owns an answer**: an answer that arrives after every answer of its vector (the
   adapter answered a request twice) is the fault of the vector it answers, not of the one
-  being received. So a vector's verdict is *held* until the next vector's answers have come
+  being received. So a vector's result is *held* until the next vector's answers have come
   (or the adapter has said ``bye``, or been restarted): only then can no answer of its own
-  still arrive, and only then is it *settled*, handed on and never changed again;
+  still arrive, and only then is it *settled*: its
+  :class:`~conformance.runner.results.VectorResult` is made, handed on and never changed;
 - **when to diagnose**: a wrong evict gets a scores replay once nothing else is in flight.
 
-Settled outcomes come out in the order the vectors were sent. The window never raises for
-what the adapter does; :class:`conformance.transport.session.AdapterStartError` comes out of it only
-when the handshake turns out broken (an adapter that answered ``hello`` twice), which ends the
-run.
+Settled results come out in the order the vectors were sent. The window never raises for
+what the adapter does; :class:`conformance.transport.failures.AdapterStartError` comes out of
+it only when the handshake turns out broken (an adapter that answered ``hello`` twice), which
+ends the run.
 """
 
 from __future__ import annotations
 
 import time
 from collections import deque
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from dataclasses import dataclass
 
 from conformance.explain import diagnosis
 from conformance.judge import checker
-from conformance.judge.checker import Verdict
+from conformance.judge.verdicts import CRASH, PROTOCOL_ERROR, Errored, Judged
+from conformance.runner.client import Client
+from conformance.runner.results import VectorResult
 from conformance.suite.vectors import Vector
-from conformance.transport.session import (
-    Adapter,
-    AdapterFailure,
-    AdapterStartError,
-    Prepared,
-    Ticket,
-)
+from conformance.suite.wire import Prepared
+from conformance.transport.failures import AdapterFailure, AdapterStartError
+from conformance.transport.framing import Ticket
 
 #: How many vectors a window keeps in flight, and how many requests at most (a vector is sent
 #: anyway when nothing else is in flight). Small vectors take the adapter a millisecond or so:
@@ -70,19 +69,6 @@ class Job:
         return len(calls) > 1 and calls[0].expected_error is not None
 
 
-@dataclass(frozen=True)
-class Settled:
-    """A vector's final outcome: its verdict, and what the runner saw while running it."""
-
-    index: int
-    verdict: Verdict
-    duration: float = 0.0
-    stderr_tail: str = ""
-    diagnosis: str | None = None
-    #: Where the diagnosis found the port first diverged (``sums``, ``ties``, ...), for triage.
-    divergence: str | None = None
-
-
 @dataclass
 class _Sent:
     job: Job
@@ -92,39 +78,64 @@ class _Sent:
 
 @dataclass
 class _Held:
-    """A received vector not yet settled: a late answer of its own may still arrive."""
+    """A received vector not yet settled: a late answer of its own may still arrive, or its
+    diagnosis is still to come. What the judge found (``judged``) and what the window learns
+    of it beside that, until :meth:`result` makes its record."""
 
     job: Job
-    verdict: Verdict
+    judged: Judged
     duration: float
     stderr_tail: str
+    catches: str = ""
+    elsewhere: str = ""
     diagnosis: str | None = None
     divergence: str | None = None
     diagnose: bool = False
 
+    def explain(self, judged: Judged) -> None:
+        """Hold ``judged`` with what it means for the porter."""
+        self.judged = judged
+        self.catches, self.elsewhere = diagnosis.explained(self.job.vector, judged)
 
-Settle = Callable[[Settled], None]
+    def result(self, known: Container[str]) -> VectorResult:
+        return VectorResult(
+            self.judged,
+            catches=self.catches,
+            elsewhere=self.elsewhere,
+            diagnosis=self.diagnosis,
+            divergence=self.divergence,
+            stderr_tail=self.stderr_tail,
+            duration=self.duration,
+            known_failure=self.judged.vector_id in known,
+        )
+
+
+#: Where settled results go: the vector's index in the suite, and its record.
+Settle = Callable[[int, VectorResult], None]
 
 
 class Window:
     """The vectors in flight on one adapter (see the module docstring).
 
-    Feed it with :meth:`run`; settled outcomes go to ``settle`` in send order. :meth:`close`
-    says ``bye`` and settles the last vector. ``give_back`` receives the jobs a window gives
-    up on after :data:`MAX_FAILED_RESTARTS` failed restarts (another window may run them).
+    Feed it with :meth:`run`; settled results go to ``settle`` in send order, each marked a
+    known failure when its id is in ``known``. :meth:`close` says ``bye`` and settles the last
+    vector. ``give_back`` receives the jobs a window gives up on after
+    :data:`MAX_FAILED_RESTARTS` failed restarts (another window may run them).
     """
 
     def __init__(
         self,
-        adapter: Adapter,
+        adapter: Client,
         settle: Settle,
         *,
         capacity: int = WINDOW,
         max_requests: int = WINDOW_REQUESTS,
         cancelled: Callable[[], bool] = lambda: False,
+        known: Container[str] = frozenset(),
     ) -> None:
         self.adapter = adapter
         self.settle = settle
+        self.known = known
         self.capacity = capacity
         self.max_requests = max_requests
         self.cancelled = cancelled
@@ -191,7 +202,8 @@ class Window:
     def _send(self, job: Job) -> None:
         trouble = self._ready(fresh=job.fresh)
         if trouble is not None:
-            self.settle(Settled(job.index, Verdict(job.vector.id, checker.CRASH, message=trouble)))
+            errored = Errored(job.vector.id, CRASH, message=trouble)
+            self.settle(job.index, VectorResult(errored, known_failure=job.vector.id in self.known))
             return
         self._dirty = True
         self._inflight.append(_Sent(job, self.adapter.send(job.prepared), time.monotonic()))
@@ -232,20 +244,15 @@ class Window:
                     self._resend([job])
                     return
             judging.feed(caught.answers)
-        verdict = diagnosis.explained(job.vector, judging.verdict(failure))
+        judged = judging.verdict(failure)
         if failure is not None:
             tail = failure.stderr_tail
         else:
-            tail = "" if verdict.passed else self.adapter.stderr_tail()
-        self._received.append(
-            _Held(
-                job,
-                verdict,
-                time.monotonic() - sent.began,
-                tail,
-                diagnose=diagnosis.wants_diagnosis(verdict),
-            )
-        )
+            tail = "" if judged.passed else self.adapter.stderr_tail()
+        held = _Held(job, judged, time.monotonic() - sent.began, tail)
+        held.explain(judged)
+        held.diagnose = diagnosis.wants_diagnosis(judged)
+        self._received.append(held)
         self._settle(last=False)  # the others' answers are all in: no late one can come
         if self._broken:
             self._resend([])
@@ -262,18 +269,18 @@ class Window:
         if held is None:  # already settled (reported one vector at a time): say so at least
             self.warnings.append(f"a late answer to an earlier vector: {failure.detail}")
             return
-        if not held.verdict.passed:
+        if not held.judged.passed:
             return
         calls = held.job.vector.calls
         known = 0 <= failure.call_index < len(calls)
-        blamed = Verdict(
-            held.verdict.vector_id,
-            checker.PROTOCOL_ERROR,
+        blamed = Errored(
+            held.judged.vector_id,
+            PROTOCOL_ERROR,
             call_index=failure.call_index if known else None,
             op=calls[failure.call_index].op if known else None,
             message=failure.detail,
         )
-        held.verdict = diagnosis.explained(held.job.vector, blamed)
+        held.explain(blamed)
         held.stderr_tail = failure.stderr_tail
 
     def release(self) -> None:
@@ -290,16 +297,7 @@ class Window:
             if self._received[0].diagnose:
                 break
             held = self._received.popleft()
-            self.settle(
-                Settled(
-                    held.job.index,
-                    held.verdict,
-                    held.duration,
-                    held.stderr_tail,
-                    held.diagnosis,
-                    held.divergence,
-                )
-            )
+            self.settle(held.job.index, held.result(self.known))
 
     # -- diagnosis -----------------------------------------------------------------------------
 
@@ -315,7 +313,7 @@ class Window:
 
     def _diagnosis(self, held: _Held) -> tuple[str, str | None]:
         """The diagnosis text and where the port first diverged (None if not found)."""
-        call_index = held.verdict.call_index
+        call_index = held.judged.call_index
         assert call_index is not None
         too_far = diagnosis.beyond_replay(call_index)
         if too_far is not None:
@@ -326,7 +324,7 @@ class Window:
             return f"no scores diagnosis: cannot read the vector again: {error}", None
         handshake = self.adapter.handshake
         if handshake is None or "scores" not in handshake.capabilities:
-            found = diagnosis.without_scores(vector, held.verdict)
+            found = diagnosis.without_scores(vector, held.judged)
             return str(found), found.kind
         if self._ready(fresh=held.job.fresh) is not None:
             return "no scores diagnosis: the adapter could not be restarted", None
@@ -336,7 +334,7 @@ class Window:
             self._broken = True
             return f"no scores diagnosis: the replay failed: {failure.detail}", None
         self._dirty = True
-        found = diagnosis.diagnose(vector, call_index, answers, held.verdict.actual)
+        found = diagnosis.diagnose(vector, call_index, answers, held.judged.actual)
         return str(found), found.kind
 
     # -- the end -------------------------------------------------------------------------------

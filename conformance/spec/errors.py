@@ -12,10 +12,10 @@ Each stage of a run has its exception; all derive from :class:`KitError`:
 - **generating vectors**: :class:`conformance.spec.errors.GenerationError` (exit 2);
 - **starting an adapter**: :class:`conformance.transport.process.StartError` (the command
   cannot run: missing, not executable, ...) and
-  :class:`conformance.transport.session.AdapterStartError` (no handshake) (exit 2): a run
+  :class:`conformance.transport.failures.AdapterStartError` (no handshake) (exit 2): a run
   cannot judge an adapter that never said hello;
 - **running**: nothing escapes; what goes wrong with an adapter while vectors run
-  (:class:`conformance.transport.session.AdapterFailure`: crash, timeout, protocol error)
+  (:class:`conformance.transport.failures.AdapterFailure`: crash, timeout, protocol error)
   becomes that vector's verdict, and the run goes on (exit 1 when a verdict fails the run);
 - **writing outputs** (``--report``, ``--junit``, ``--write-known-failures``, ``--out``,
   ``--json``, ``--save``): :class:`conformance.report.outputs.OutputError` (exit 2), raised only

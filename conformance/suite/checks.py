@@ -19,7 +19,6 @@ catches.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from typing import Any
 from conformance.spec.errors import KitError
 from conformance.spec.protocol import DecodeError, decode, decode_strict_file
 from conformance.spec.schemas import schema_problems
+from conformance.suite import layout
 
 CHECK_FORMAT = "snapkv-protocol-check/1"
 
@@ -122,21 +122,12 @@ def is_check_document(data: Any) -> bool:
 
 
 def dumps_check(check: ProtocolCheck) -> str:
-    """The canonical text of a check file: one chunk and one expected answer per line."""
+    """The canonical text of a check file (:mod:`conformance.suite.layout`): one chunk and one
+    expected answer per line."""
     data = check.to_json()
-    head = [
-        f"  {json.dumps(key)}: {_compact(data[key])},"
-        for key in ("format", "id", "description", "rule")
-    ]
-    send = ",\n".join(f"    {_compact(chunk)}" for chunk in data["send"])
-    expect = ",\n".join(f"    {_compact(item)}" for item in data["expect"])
-    return (
-        "{\n" + "\n".join(head) + f'\n  "send": [\n{send}\n  ],\n  "expect": [\n{expect}\n  ]\n}}\n'
-    )
-
-
-def _compact(value: Any) -> str:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False, allow_nan=False)
+    head = [(key, layout.compact(data[key])) for key in ("format", "id", "description", "rule")]
+    arrays = [(key, [layout.compact(member) for member in data[key]]) for key in ("send", "expect")]
+    return layout.text(head, arrays)
 
 
 def check_files(checks: Sequence[ProtocolCheck]) -> dict[str, str]:

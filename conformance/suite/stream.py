@@ -37,6 +37,7 @@ from typing import Any
 from conformance.spec.errors import VectorError
 from conformance.spec.protocol import decode, encode_body
 from conformance.spec.schemas import INT31_MAX
+from conformance.suite import layout
 from conformance.suite.checks import CheckError, ProtocolCheck, load_check
 from conformance.suite.vectors import (
     LONG_VECTOR,
@@ -48,13 +49,11 @@ from conformance.suite.vectors import (
     iter_vector_files,
     load_vector,
     read_lazily,
-    without_expect,
 )
 from conformance.suite.wire import Prepared
 
 #: How much of a file's head is read for its id.
 HEAD = 4096
-_ID_LINE = re.compile(rb'\A\{\n(?:  "[a-z]+": [^\n]*,\n)*?  "id": ("(?:[^"\\\n]|\\.)*"),\n')
 #: A weight the schema certainly accepts, read from its text alone: not negative, and either
 #: below 10^38 without a positive exponent, or one digit before the point with an exponent of
 #: at most 37 (below the float32 maximum, 3.4e38, either way). Any other spelling (a sign,
@@ -68,8 +67,6 @@ _ATTN = re.compile(rb"null|\[(?:" + _NUMBER + rb"(?:," + _NUMBER + rb")*)?\]")
 _STEP = re.compile(rb'\{"op":"step","pos":(0|[1-9][0-9]{0,18}),"attn":')
 _EVICT = b'"op":"evict"}\n'
 _STEP_SHOWN = {"op": "step", "pos": 0, "attn": None}
-_CALLS_OPEN = b'  "calls": ['
-_CALLS_CLOSE = b"\n  ]\n}\n"
 
 
 @dataclass(frozen=True)
@@ -117,7 +114,7 @@ def _is_long(data: bytes) -> bool:
     writes them (each call on a line of its own, opening with four spaces and a brace; a
     JSON string cannot hold a newline, and every other line opens otherwise). A file of
     another layout counts as short."""
-    return data.count(b"\n    {") > LONG_VECTOR
+    return layout.count_calls(data) > LONG_VECTOR
 
 
 @dataclass(frozen=True)
@@ -172,7 +169,7 @@ def _read_id(path: Path) -> tuple[str, bool]:
     except OSError as error:
         raise VectorError(path, "", f"cannot read: {error}") from None
     is_check = is_protocol_check_head(head)
-    match = _ID_LINE.match(head)
+    match = layout.ID_LINE.match(head)
     if match is not None:
         raw = match.group(1)
         if b"\\" not in raw:  # the usual id: no escapes to decode
@@ -213,17 +210,16 @@ def read_for_run(entry: SuiteEntry) -> RunnableVector:
 
 def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
     """The vector from a file in the canonical layout, or None for any other layout."""
-    start = data.find(b"\n" + _CALLS_OPEN + b"\n")
-    if not data.startswith(b"{\n") or start < 0 or not data.endswith(_CALLS_CLOSE):
+    region = layout.calls_region(data)
+    if region is None:
         return None
+    head, begin, end, count = region
     try:
-        header = decode(b"{" + data[2:start].rstrip(b",") + b"}", duplicates="refuse")
+        header = decode(head, duplicates="refuse")
     except ValueError:
         return None
     if not isinstance(header, dict) or "calls" in header:
         return None
-    begin, end = start + len(_CALLS_OPEN) + 2, len(data) - len(_CALLS_CLOSE)
-    count = data.count(b"\n", begin, end) + 1 if begin < end else 0
     held = Lines(data) if count > LONG_VECTOR else None
     steps = bytearray()  # of a long vector: whether each call is a step read by _STEP alone
     calls: list[Call] = []
@@ -233,7 +229,7 @@ def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
     def shown() -> Iterator[Any]:
         """What the schema is shown of each call, read as the calls are."""
         nonlocal broken
-        for first, last in _call_spans(data, begin, end, count):
+        for first, last in layout.call_spans(data, begin, end, count):
             read = _read_call(data[first:last]) if first >= 0 else None
             if read is None:
                 broken = True
@@ -262,28 +258,6 @@ def _read_canonical(path: Path, data: bytes) -> RunnableVector | None:
         return RunnableVector(vector, Prepared(None, read_lazily(held, lazily.body)))
     vector = dataclasses.replace(vector, calls=tuple(calls))
     return RunnableVector(vector, Prepared(None, bodies))
-
-
-def _call_spans(data: bytes, begin: int, end: int, count: int) -> Iterator[tuple[int, int]]:
-    """Where each of the ``count`` call lines between ``begin`` and ``end`` holds its JSON
-    object (the line less its indent and comma); ``(-1, -1)`` for a line out of the layout,
-    after which nothing more is read."""
-    pos = begin
-    for number in range(count):
-        stop = data.find(b"\n", pos, end)
-        if stop < 0:
-            stop = end
-        last = stop
-        if number < count - 1:
-            if data[stop - 1 : stop] != b",":
-                yield -1, -1
-                return
-            last = stop - 1
-        if data[pos : pos + 5] != b"    {":
-            yield -1, -1
-            return
-        yield pos + 4, last
-        pos = stop + 1
 
 
 class _Again:
@@ -333,7 +307,7 @@ def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:
         return Call(request), line[1:] + b"\n", raw
     if request == {"op": "evict"}:
         return Call(request, raw["expect"]), _EVICT, raw
-    sent = without_expect(line)  # a refused call's weights are sent as written too
+    sent = layout.without_expect(line)  # a refused call's weights are sent as written too
     if sent is None:
         sent = encode_body(request)
     return Call(request, raw["expect"]), sent, raw

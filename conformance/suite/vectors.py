@@ -10,7 +10,6 @@ the schema and the replay on the reference live in :mod:`conformance.suite.valid
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat as stat_module
@@ -27,9 +26,9 @@ from conformance.spec.protocol import (
     NumberText,
     decode,
     decode_strict_file,
-    dumps,
     encode_body,
 )
+from conformance.suite import layout
 
 VECTOR_FORMAT = "snapkv-vector/1"
 #: The tag of a vector whose weights need not be float32 values (SPEC.md §4.3): they are chosen
@@ -177,7 +176,9 @@ class Call:
         (a :class:`~conformance.spec.protocol.NumberText` as its text).
         """
         if self.line is not None:
-            sent = self.line[1:] + b"\n" if self.expect is None else without_expect(self.line)
+            sent = (
+                self.line[1:] + b"\n" if self.expect is None else layout.without_expect(self.line)
+            )
             if sent is not None:
                 return sent
         if len(self.request) == 1 and self.request.get("op") == "evict":
@@ -264,46 +265,22 @@ class Vector:
 
 
 def dumps_vector(vector: Vector) -> str:
-    """The canonical text of a vector file: what the generator writes, byte for byte.
+    """The canonical text of a vector file (:mod:`conformance.suite.layout`): what the
+    generator writes, byte for byte, so that a diff of two suites shows the calls that changed
+    and a person can read a vector top down."""
+    calls = (layout.compact(call.as_written()) for call in vector.calls)
+    return layout.text(vector_fields(vector), [("calls", calls)])
 
-    Top-level fields one per line, each call on a line of its own, compact inside, so that a
-    diff of two suites shows the calls that changed and a person can read a vector top down.
-    """
+
+def vector_fields(vector: Vector) -> list[tuple[str, str]]:
+    """The vector's top-level fields as :func:`dumps_vector` writes them, ``calls`` aside."""
     data = vector.to_json()
-    calls = [call.as_written() for call in vector.calls]
     del data["calls"]
-    lines = [f"  {json.dumps(key)}: {_compact(value)}," for key, value in data.items()]
-    body = ",\n".join(f"    {_compact(call)}" for call in calls)
-    return "{\n" + "\n".join(lines) + '\n  "calls": [\n' + body + "\n  ]\n}\n"
-
-
-def _compact(value: Any) -> str:
-    return dumps(value, ensure_ascii=False)
-
-
-def without_expect(line: bytes) -> bytes | None:
-    """A call line's request as sent (``"op":...}\\n``): the line less its ``expect`` member,
-    when that member is the line's last, written as :func:`dumps_vector` writes it; else None.
-
-    ``,"expect":{`` cannot occur inside a JSON string (a quote there is escaped), so the last
-    occurrence is a member name; it is the call's own when the text after it is exactly one
-    object and the brace that closes the call.
-    """
-    start = line.rfind(b',"expect":{')
-    if start < 0 or not line.endswith(b"}}"):
-        return None
-    member = line[start + 10 : -1]
-    try:
-        expect = json.loads(member)
-    except ValueError:
-        return None
-    if not isinstance(expect, dict) or _compact(expect).encode() != member:
-        return None
-    return line[1:start] + b"}\n"
+    return [(name, layout.compact(value)) for name, value in data.items()]
 
 
 _EVICT_BODY = b'"op":"evict"}\n'
-_CALLS_OPEN = b'"calls": [\n'
+_CALLS_OPEN = layout.CALLS_KEY + b"\n"
 
 
 @dataclass
@@ -340,7 +317,7 @@ class Document:
             request = {key: value for key, value in call.items() if key != "expect"}
             if "expect" in call:
                 request["expect"] = call["expect"]
-            lines.append(_compact(request).encode("utf-8", "surrogatepass"))
+            lines.append(layout.compact(request).encode("utf-8", "surrogatepass"))
         return lines
 
 

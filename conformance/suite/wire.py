@@ -69,7 +69,7 @@ class Prepared:
 
 
 def prepare(requests: Sequence[Mapping[str, Any]] | Prepared) -> Prepared:
-    """Wrap ``requests`` for :meth:`AdapterProcess.exchange` (a no-op on a Prepared)."""
+    """Wrap ``requests`` for a transport's ``send`` (a no-op on a Prepared)."""
     return requests if isinstance(requests, Prepared) else Prepared(requests)
 
 

@@ -44,7 +44,7 @@ from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
 from conformance.tools.generate.builders import Draft, Planned
 from conformance.tools.generate.generator import realize
 from conformance.tools.scenarios import Scenario, play, scenario_of
-from conformance.transport.session import AdapterFailure
+from conformance.transport.failures import AdapterFailure
 
 DEFAULT_MAX_EXAMPLES = 400
 #: Scenarios run to shrink a difference once found; the smallest failing one seen is kept.

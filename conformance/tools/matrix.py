@@ -21,15 +21,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import __version__
-from conformance.explain.triage import Triage, triage
-from conformance.judge.checker import VectorResult
 from conformance.report.outputs import write_text
-from conformance.runner.run import Run
+from conformance.runner.client import Handshake
+from conformance.runner.results import VectorResult
+from conformance.runner.run import Explanation, Run
 from conformance.spec.text import escape
 from conformance.suite.checks import ProtocolCheck
 from conformance.suite.vectors import Vector
+from conformance.transport.failures import AdapterStartError
 from conformance.transport.process import CommandError, StartError, split_command
-from conformance.transport.session import ANSWER_TIMEOUT, AdapterStartError, Handshake
+from conformance.transport.session import ANSWER_TIMEOUT
 
 #: A row of the matrix: a vector or a protocol check (both have an id and a description).
 Item = Vector | ProtocolCheck
@@ -68,7 +69,7 @@ class Column:
     handshake: Handshake | None = None
     start_error: str | None = None
     results: dict[str, VectorResult] = field(default_factory=dict)
-    triage: Triage | None = None
+    triage: Explanation | None = None
 
     def verdict(self, vector_id: str) -> str:
         result = self.results.get(vector_id)
@@ -129,16 +130,14 @@ def run_matrix(
                 jobs=jobs,
                 timeout=timeout,
                 progress=progress(port) if progress is not None else None,
+                triage=True,
             ).execute()
         except (AdapterStartError, StartError, OSError) as error:
             column.start_error = str(error)
         else:
             column.handshake = run.handshake
             column.results = {result.vector_id: result for result in run.results}
-            ids = {vector.id for vector in vectors}
-            vector_results = [result for result in run.results if result.vector_id in ids]
-            if not all(result.passed for result in vector_results):
-                column.triage = triage(list(vectors), vector_results)
+            column.triage = run.triage
         columns.append(column)
     return Matrix(list(vectors), columns, list(checks))
 

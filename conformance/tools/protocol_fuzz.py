@@ -36,7 +36,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from conformance.adapter.server import Session
-from conformance.judge.checks import CheckVerdict, judge_check
+from conformance.judge.checks import judge_check
+from conformance.judge.verdicts import Judged
 from conformance.report.outputs import write_text
 from conformance.runner.checks import run_session
 from conformance.spec.protocol import dumps
@@ -415,7 +416,7 @@ class LineFinding:
     """A shrunk session on which the port answers otherwise, and how it was found."""
 
     lines: tuple[str, ...]
-    verdict: CheckVerdict
+    verdict: Judged
     examples_to_find: int
     shrink_attempts: int
 
@@ -450,7 +451,7 @@ class _Search:
         self.database = database
         self.run = 0
         self.found_at = 0
-        self.best: tuple[tuple[str, ...], CheckVerdict] | None = None
+        self.best: tuple[tuple[str, ...], Judged] | None = None
 
     def check(self, data: st.DataObject) -> None:
         try:
@@ -482,7 +483,7 @@ class _Search:
             raise _Different(verdict.message)
 
 
-def judge_session(lines: Sequence[str], target: Sessions) -> CheckVerdict | None:
+def judge_session(lines: Sequence[str], target: Sessions) -> Judged | None:
     """The verdict on the port's answers to ``lines`` when it is not a pass, else None."""
     check = reference_check(lines)
     session = target.run(check.payload)
@@ -531,8 +532,8 @@ def fuzz_protocol(
 
 
 def _without_needless_lines(
-    lines: tuple[str, ...], verdict: CheckVerdict, target: Sessions
-) -> tuple[tuple[str, ...], CheckVerdict, int]:
+    lines: tuple[str, ...], verdict: Judged, target: Sessions
+) -> tuple[tuple[str, ...], Judged, int]:
     """Drop each line (but the hello) whose removal keeps a difference, last to first.
 
     Hypothesis shrinks the drawn plans, and a plan's line depends on the lines before it; once

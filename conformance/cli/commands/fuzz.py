@@ -119,12 +119,13 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.runner.client import Client
     from conformance.spec.text import escape
     from conformance.suite.discovery import parse_shard
     from conformance.suite.vectors import dumps_vector
     from conformance.tools import fuzz
+    from conformance.transport.failures import AdapterStartError
     from conformance.transport.process import CommandError, split_command
-    from conformance.transport.session import AdapterProcess, AdapterStartError
 
     try:
         argv = split_command(args.adapter)
@@ -146,7 +147,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _error(f"--accept: {error}")
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    adapter = AdapterProcess(argv, args.timeout)
+    adapter = Client.process(argv, args.timeout)
     try:
         handshake = adapter.start()
     except (AdapterStartError, OSError) as error:

@@ -85,15 +85,15 @@ def _error(message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    from conformance.judge.checker import VectorResult
     from conformance.report import terminal
     from conformance.runner import run
+    from conformance.runner.results import VectorResult
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
     from conformance.suite import discovery
     from conformance.suite.stream import plan_suite
+    from conformance.transport.failures import AdapterStartError
     from conformance.transport.process import CommandError, StartError, split_command
-    from conformance.transport.session import AdapterStartError
 
     try:
         adapter_argv = default_adapter() if args.adapter is None else split_command(args.adapter)
@@ -163,6 +163,7 @@ def run(args: argparse.Namespace) -> int:
         known_failures=known,
         progress=judged,
         validate_protocol=args.validate_protocol,
+        triage=True,  # entries: each read only if the triage replays something on it
     )
     context = terminal.RunContext(
         paths=paths,
@@ -186,12 +187,6 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:  # the runner has killed the adapters
         progress.finish()
-    ids = {entry.id for entry in selected}
-    vector_results = [r for r in result.results if r.vector_id in ids]
-    if any(r.fails_run for r in vector_results):  # the policy's mistakes; checks are not its
-        from conformance.explain.triage import triage
-
-        result.triage = triage(selected, vector_results)  # entries: each read only if replayed
     print(terminal.format_summary(result, context))
     if not _write_outputs(outputs, result, context, adapter_argv):
         return EXIT_USAGE

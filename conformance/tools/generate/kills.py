@@ -18,23 +18,20 @@ from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
 from conformance.explain import kills
-from conformance.explain.play import numpy_probe
 from conformance.report.outputs import write_text
 from conformance.spec import resources
 from conformance.suite.vectors import Vector, load_suite
 
 
 def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
-    """The whole file: every vector's entry (ids sorted) and this machine's numpy probe."""
+    """The whole file: every vector's entry, ids sorted."""
     ordered = sorted(vectors, key=lambda v: v.id)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
             entries = list(pool.map(kills.entry, ordered, chunksize=1))
     else:
         entries = [kills.entry(vector) for vector in ordered]
-    table: dict[str, Any] = {"numpy": numpy_probe()}
-    table.update({vector.id: item for vector, item in zip(ordered, entries, strict=True)})
-    return table
+    return {vector.id: item for vector, item in zip(ordered, entries, strict=True)}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,4 +1,5 @@
-"""Triage: which catalogued porting mistakes, made together, answer exactly as the port did.
+"""The search: which catalogued porting mistakes, made together, answer exactly as the port
+did.
 
 The catalogue (:mod:`conformance.mutants`) models a port as one choice per step of the policy
 (:data:`conformance.mutants.model.STEPS`); real-world code is a named point of that space. A
@@ -22,30 +23,21 @@ candidate that might have come closer is dropped unscored; the first line then s
 found" and how many were dropped (a port whose mistake the catalogue does not hold is where
 the budget is spent: every finalist could be the closest, and each costs a replay).
 
-The headline says "likely cause" only for a candidate that reproduces every failing vector and
-agrees on every passing one; when several do, it names them all and a vector that tells them
-apart. Otherwise it says "closest", with both fractions; a candidate that reproduces no failing
-vector is never listed. Whatever the catalogue says, the failures are also grouped by where the
-port first diverged, so a porter whose mistake is not catalogued still knows where to look.
-
-Everything here is a function of the vectors, the port's answers and the catalogue: nothing is
-timed, and the ranking is deterministic.
+Invariant: a function of the vectors, the port's answers and the catalogue: nothing is timed,
+and the ranking is deterministic.
 """
 
 from __future__ import annotations
 
 import json
-import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance import mutants
 from conformance.explain import kills
-from conformance.explain.diagnosis import tied_selection
 from conformance.explain.play import compose, digest, play
-from conformance.judge import checker
+from conformance.explain.triage.findings import Likely, part_of
 from conformance.judge.outcomes import (
     DIES,
     Outcome,
@@ -54,7 +46,7 @@ from conformance.judge.outcomes import (
 from conformance.spec import resources
 from conformance.suite.discovery import is_generated
 from conformance.suite.stream import SuiteEntry
-from conformance.suite.vectors import LONG_VECTOR, Vector
+from conformance.suite.vectors import Vector
 
 #: The beam: how many candidates are extended at each depth, by how many mistakes each, and
 #: how many mistakes a candidate may hold; then how many of the best are replayed exactly.
@@ -76,7 +68,6 @@ CONFIRMED = 0
 #: How many single choices, each reproducing on its own failing vectors the best combination
 #: does not, are tried added to it once the beam is done.
 COMPLETIONS = 4
-SHOWN = 5
 #: How many ``evict`` calls the search for the best combination (the finalists and their
 #: completions) may replay. Once they are spent, each further candidate is replayed only until
 #: it misses a vector: one that reproduces the whole run never misses, so a likely cause is
@@ -86,18 +77,6 @@ SHOWN = 5
 #: from one call to thousands); a count, not a clock, so the lines do not depend on the
 #: machine's speed.
 SEARCH_BUDGET = 10_000
-
-#: The groups of first divergence, in the order a porter should look at them.
-GROUPS: tuple[tuple[str, str], ...] = (
-    ("process", "crash, timeout or protocol error"),
-    ("refusal", "refusal mismatch (a call accepted or refused wrongly, or with the wrong kind)"),
-    ("invariant", "broken invariant (victims not a valid eviction)"),
-    ("sums", "window sums differ from the reference's"),
-    ("pooled", "pooled scores differ (sums equal)"),
-    ("ties", "selection differs among equal pooled scores (a tie broken the wrong way)"),
-    ("selection", "selection differs with scores equal to the reference's"),
-    ("victims", "victims differ (no scores capability to tell sums, pooling and selection apart)"),
-)
 
 
 # -- what the port answered ------------------------------------------------------------------
@@ -117,357 +96,6 @@ def comparable(outcomes: Sequence[Outcome]) -> tuple[Outcome, ...]:
 
 
 # -- the results ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Part:
-    """A catalogued mistake as a line shows it: what the port does and the rule it breaks."""
-
-    name: str
-    does: str
-    rule: str
-    parts: tuple[str, ...] = ()
-
-    def line(self) -> str:
-        made = f" (made of {', '.join(self.parts)})" if self.parts else ""
-        return f"{self.name}{made}: {self.does}; breaks SPEC.md {self.rule}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "does": self.does, "rule": self.rule, "parts": list(self.parts)}
-
-
-@dataclass
-class Likely:
-    """One ranked explanation: a catalogued mistake or a combination of mistakes on different
-    steps.
-
-    ``explains`` failing vectors (out of ``of``) are answered exactly as the port answered
-    them; ``agrees`` passing vectors (out of ``passing``) pass under it too; ``first`` failing
-    vectors are answered as the port did up to and including its first failing call.
-    """
-
-    names: tuple[str, ...]
-    parts: tuple[Part, ...]
-    explains: int
-    of: int
-    agrees: int
-    passing: int
-    first: int
-    explained: tuple[str, ...] = ()
-
-    @property
-    def mistake(self) -> str:
-        return " + ".join(self.names)
-
-    @property
-    def description(self) -> str:
-        return "; and ".join(part.line() for part in self.parts)
-
-    @property
-    def total(self) -> int:
-        return self.explains + self.agrees
-
-    @property
-    def exact(self) -> bool:
-        """Reproduces the whole run: every failure and every pass."""
-        return self.explains == self.of and self.agrees == self.passing
-
-    @property
-    def choices(self) -> tuple[str, ...]:
-        """The catalogued choices it is made of (a named point's parts spelt out)."""
-        out: list[str] = []
-        for part in self.parts:
-            out.extend(part.parts or (part.name,))
-        return tuple(out)
-
-    def label(self) -> str:
-        """The names, and the choices of a named point: ``kvpress-snapkv (= a + b + c)``."""
-        if self.choices != self.names:
-            return f"{self.mistake} (= {' + '.join(self.choices)})"
-        return self.mistake
-
-    def evidence(self) -> str:
-        """``reproduces all 61 failing vectors and agrees on the 62 passing ones``, or both
-        fractions when it is not all."""
-        if self.explains == self.of:
-            failing = (
-                "reproduces the failing vector"
-                if self.of == 1
-                else f"reproduces all {self.of} failing vectors"
-            )
-        else:
-            failing = f"reproduces {self.explains} of {self.of} failing vectors"
-        if not self.passing:
-            return failing
-        if self.agrees == self.passing:
-            passing = (
-                "agrees on the passing one"
-                if self.passing == 1
-                else f"agrees on the {self.passing} passing ones"
-            )
-        else:
-            passing = f"agrees on {self.agrees} of the {self.passing} passing ones"
-        return f"{failing} and {passing}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "mistake": self.mistake,
-            "mistakes": list(self.names),
-            "choices": list(self.choices),
-            "description": self.description,
-            "parts": [part.to_json() for part in self.parts],
-            "explains": self.explains,
-            "of": self.of,
-            "agrees": self.agrees,
-            "passing": self.passing,
-            "first_failure": self.first,
-            "explained": list(self.explained),
-        }
-
-
-@dataclass
-class Unconfirmed:
-    """A combination that differs from the first in one part (``by`` instead of
-    ``replaces``) and answers as the first on the ``checked`` vectors of the run where those two
-    differ on their own in answers or scores, but was not replayed on the ``unchecked`` others it
-    touches: it may answer the run alike, and is not ruled out."""
-
-    likely: Likely
-    replaces: str
-    by: str
-    checked: int
-    unchecked: int
-
-    def line(self, like: str = "the port") -> str:
-        """``like``: what it answers as on the vectors screened (the port, when the first
-        combination reproduces the whole run)."""
-        if not self.checked:
-            return (
-                f"{self.likely.label()}: {self.by} and {self.replaces} on their own answer "
-                f"alike and score alike on every vector of the run; not replayed on the "
-                f"{self.unchecked} its parts change"
-            )
-        where = (
-            f"the vector where {self.by} and {self.replaces} on their own differ in answers "
-            "or scores"
-            if self.checked == 1
-            else f"the {self.checked} vectors where {self.by} and {self.replaces} on their own "
-            "differ in answers or scores"
-        )
-        return (
-            f"{self.likely.label()}: answers as {like} on {where}; not replayed on the "
-            f"{self.unchecked} others its parts change"
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "mistake": self.likely.mistake,
-            "replaces": self.replaces,
-            "by": self.by,
-            "checked": self.checked,
-            "unchecked": self.unchecked,
-        }
-
-
-@dataclass
-class Group:
-    """Failing vectors that first diverged the same way."""
-
-    kind: str
-    label: str
-    vectors: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "vectors": list(self.vectors)}
-
-
-@dataclass
-class Triage:
-    """The triage of one failing run: ranked explanations and the failures' groups.
-
-    ``alike`` are the other candidates found, by replay, to answer exactly as the first does
-    (the first line names them all); ``unconfirmed`` those that answer as it where they could
-    most easily differ but were not replayed in full (the first line counts them); and
-    ``tells_apart`` a vector outside the run on which they answer differently (or None when the
-    committed suite has none).
-    """
-
-    likely: list[Likely]
-    groups: list[Group]
-    failing: int
-    passing: int
-    mistakes: int
-    combinations: int
-    duration: float = 0.0
-    alike: list[Likely] = field(default_factory=list)
-    tells_apart: str | None = None
-    replayed: int = 0
-    unconfirmed: list[Unconfirmed] = field(default_factory=list)
-    #: The run's vectors too long to replay (more than LONG_VECTOR calls), by id.
-    left_out: list[str] = field(default_factory=list)
-    #: Candidates of the search left unscored once :data:`SEARCH_BUDGET` was spent: replayed
-    #: only until they missed a vector, they cannot reproduce the whole run but might have come
-    #: closer than those shown.
-    cut_short: int = 0
-
-    @property
-    def found(self) -> bool:
-        """True when the best explanation reproduces at least one failing vector exactly."""
-        return bool(self.likely) and self.likely[0].explains > 0
-
-    @property
-    def confidence(self) -> str:
-        """``likely`` (an exact explanation), ``closest`` (a partial one) or ``none``."""
-        if not self.found:
-            return "none"
-        return "likely" if self.likely[0].exact else "closest"
-
-    def headline(self) -> str:
-        """The first line: the cause, the closest partial explanation, or that there is none."""
-        if not self.failing and self.left_out:
-            return (
-                f"not triaged: the failing vectors are longer than triage replays (more than "
-                f"{LONG_VECTOR:,} calls each: {_ids(self.left_out)})"
-            )
-        if not self.found:
-            failing = (
-                "the failing vector"
-                if self.failing == 1
-                else f"any of the {self.failing} failing vectors"
-            )
-            return (
-                f"no catalogued mistake reproduces {failing}; the failures by where the port "
-                "first diverged follow"
-            )
-        top = self.likely[0]
-        lead = "likely cause" if top.exact else "closest"
-        if not top.exact and self.cut_short:
-            lead = "closest found"
-        if not self.alike and not self.unconfirmed:
-            return f"{lead}: {top.label()} ({top.evidence()}){self._cut_note()}"
-        if self.alike:
-            names = ", or ".join(item.label() for item in [top, *self.alike])
-            count = len(self.alike) + 1
-            found = "found to answer alike" if len(top.names) > 1 else "that answer alike"
-            line = f"{lead}, one of {count} {found}: {names} ({top.evidence()})"
-        else:
-            line = f"{lead}: {top.label()} ({top.evidence()})"
-        if self.unconfirmed:
-            more = len(self.unconfirmed)
-            kind = "combination" if more == 1 else "combinations"
-            names = ", ".join(item.likely.label() for item in self.unconfirmed)
-            line += f"; {more} more {kind} not ruled out, not replayed in full: {names}"
-        # Those not replayed in full may yet answer otherwise on the run's own vectors: only
-        # the vectors outside the run were looked at for one that tells them apart.
-        if self.tells_apart:
-            apart = f"; {self.tells_apart} tells them apart"
-        elif self.unconfirmed:
-            apart = "; no committed vector outside the run tells them apart"
-        else:
-            apart = "; no committed vector tells them apart"
-        return line + apart + self._cut_note()
-
-    def _cut_note(self) -> str:
-        """What the headline of a partial explanation adds when the search was cut short."""
-        if not self.cut_short or (self.likely and self.likely[0].exact):
-            return ""
-        return f"; {self._cut_words()}"
-
-    def _cut_words(self) -> str:
-        count = self.cut_short
-        what = "combination" if count == 1 else "combinations"
-        return (
-            f"the search stopped at its budget of {SEARCH_BUDGET:,} replayed evict calls: {count} "
-            f"more {what} replayed only until a vector told them from the port (none "
-            "reproduces the whole run; one may come closer)"
-        )
-
-    def lines(self, shown: int = SHOWN) -> list[str]:
-        """The triage section of the text output (after the FAIL lines)."""
-        lines = ["triage: " + self.headline()]
-        if self.left_out and self.failing:
-            lines.append(
-                f"  not replayed, more than {LONG_VECTOR:,} calls each: {_ids(self.left_out)}"
-            )
-        if self.found:
-            lines.extend(f"  - {part.line()}" for part in self.likely[0].parts)
-            for item in self.alike:
-                lines.extend(f"  - or {part.line()}" for part in item.parts)
-            if self.unconfirmed:
-                lines.append("  not ruled out (may answer alike):")
-                like = "the port" if self.likely[0].exact else "the closest"
-                lines.extend(f"    {item.line(like)}" for item in self.unconfirmed)
-            if (self.alike or self.unconfirmed) and not self.tells_apart:
-                accept = " ".join(f"--accept {name}" for name in self.likely[0].choices)
-                lines.append(
-                    "  to tell them apart: `snapkv-conformance fuzz --adapter CMD "
-                    f"{accept}` looks for a scenario on which the port answers otherwise and "
-                    "writes it as a vector"
-                )
-        others = [item for item in self.likely[1:] if item not in self.alike][: shown - 1]
-        others = [item for item in others if item.explains > 0]
-        if others and self.found:
-            lines.append("  also close:")
-            lines.extend(f"    {item.label()}: {item.evidence()}" for item in others)
-        if self.cut_short and self.found and self.likely[0].exact:
-            lines.append(f"  not ranked: {self._cut_words()}")
-        lines.append("  failures by first divergence:")
-        for group in self.groups:
-            lines.append(f"    {group.label}: {len(group.vectors)} ({_ids(group.vectors)})")
-        return lines
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "headline": self.headline(),
-            "found": self.found,
-            "confidence": self.confidence,
-            "failing": self.failing,
-            "passing": self.passing,
-            "mistakes_tried": self.mistakes,
-            "combinations_tried": self.combinations,
-            "likely": [item.to_json() for item in self.likely if item.explains > 0],
-            "alike": [item.mistake for item in self.alike],
-            "unconfirmed": [item.to_json() for item in self.unconfirmed],
-            "left_out": list(self.left_out),
-            "cut_short": (
-                {"budget": SEARCH_BUDGET, "combinations": self.cut_short}
-                if self.cut_short
-                else None
-            ),
-            "tells_apart": self.tells_apart,
-            "groups": [group.to_json() for group in self.groups],
-        }
-
-
-def _is_long(vector: Any) -> bool:
-    """Whether a vector (or a suite entry, read only to count its lines) is too long to
-    replay (:data:`~conformance.suite.vectors.LONG_VECTOR`)."""
-    calls = getattr(vector, "calls", None)
-    if calls is not None:
-        return len(calls) > LONG_VECTOR
-    is_long = getattr(vector, "is_long", None)
-    return bool(is_long()) if is_long is not None else False
-
-
-def _ids(ids: Sequence[str], limit: int = 3) -> str:
-    shown = ", ".join(ids[:limit])
-    return shown if len(ids) <= limit else f"{shown}, ... {len(ids) - limit} more"
-
-
-def catalogue(exclude: Iterable[str] = ()) -> list[Any]:
-    """The catalogue as triage candidates, in catalogue order, minus ``exclude``."""
-
-    skip = set(exclude)
-    return [mutant for mutant in mutants.CATALOGUE if mutant.name not in skip]
-
-
-def part_of(mutant: Any) -> Part:
-    """Plain words for a catalogued mistake: what the port does, the rule it breaks."""
-    does = (mutant.doc or mutant.name).rstrip(".").replace("``", "`")
-    return Part(mutant.name, does, mutant.rule.replace("``", "`"), tuple(mutant.parts))
-
-
-# -- scoring -------------------------------------------------------------------------------------
 
 
 class _Run:
@@ -550,7 +178,7 @@ class _Single:
 
 
 @dataclass
-class _Scored:
+class Scored:
     indices: tuple[int, ...]
     explained: frozenset[str]
     firsts: frozenset[str]
@@ -563,91 +191,7 @@ class _Scored:
         return len(self.explained) + self.agrees
 
 
-def triage(
-    vectors: Sequence[Any],
-    results: Sequence[Any],
-    *,
-    mistakes: Sequence[Any] | None = None,
-    combine: bool = True,
-    clock: Callable[[], float] = time.perf_counter,
-) -> Triage:
-    """Rank catalogued mistakes (``mistakes``, the whole catalogue by default), alone and
-    combined, by how exactly each reproduces the answers behind ``results`` (the runner's
-    :class:`~conformance.judge.checker.VectorResult` list, matched to ``vectors`` by id).
-
-    ``vectors`` may be :class:`~conformance.suite.vectors.Vector` objects or the runner's suite
-    entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a
-    replay needs it."""
-    began = clock()
-    # A long vector (a recorded trace) would cost each candidate a replay of all its calls:
-    # it is left out, and the triage says so.
-    long_ids = {vector.id for vector in vectors if _is_long(vector)}
-    left_out = sorted(r.vector_id for r in results if r.vector_id in long_ids)
-    vectors = [vector for vector in vectors if vector.id not in long_ids]
-    results = [result for result in results if result.vector_id not in long_ids]
-    engine = _Engine(vectors, results, list(mistakes) if mistakes is not None else catalogue())
-    ranked = engine.rank(combine)
-    unsure: list[tuple[_Scored, int, int, int]] = []
-    if ranked and combine:
-        others, unsure = engine.alike(ranked[0])
-        ranked = [ranked[0], *others, *(item for item in ranked[1:] if item not in others)]
-    failures = [r for r in results if not r.passed]
-    undiagnosed = {r.vector_id for r in failures if not getattr(r, "diagnosis", None)}
-    groups = group_failures(
-        [run.vector for run in engine.failing if run.id in undiagnosed], failures
-    )
-    likely = [engine.likely(item) for item in ranked]
-    alike: list[Likely] = []
-    unconfirmed: list[Unconfirmed] = []
-    tells_apart = None
-    if likely and likely[0].explains:
-        top = ranked[0]
-        alike = [
-            engine.likely(item)
-            for item in ranked[1:]
-            if item.exact
-            and len(item.explained) == len(top.explained)
-            and item.agrees == top.agrees
-            and item.firsts == top.firsts
-        ]
-        # A candidate found alike by the search itself is no longer unconfirmed.
-        seen = {engine.choices(item) for item in ranked[: len(alike) + 1]}
-        for item, part, checked, unchecked in unsure:
-            if engine.choices(item) in seen:
-                continue
-            seen.add(engine.choices(item))
-            by = next(index for index in item.indices if index not in top.indices)
-            unconfirmed.append(
-                Unconfirmed(
-                    engine.likely(item),
-                    engine.singles[part].mutant.name,
-                    engine.singles[by].mutant.name,
-                    checked,
-                    unchecked,
-                )
-            )
-        if alike or unconfirmed:
-            tells_apart = engine.tells_apart(
-                [top, *ranked[1 : len(alike) + 1], *(item for item, *_ in unsure)]
-            )
-    return Triage(
-        likely=likely,
-        groups=groups,
-        failing=len(engine.failing),
-        passing=len(engine.passing),
-        mistakes=len(engine.singles),
-        combinations=engine.combinations,
-        duration=clock() - began,
-        alike=alike,
-        tells_apart=tells_apart,
-        replayed=engine.replayed,
-        left_out=left_out,
-        unconfirmed=unconfirmed,
-        cut_short=len(engine.cut),
-    )
-
-
-class _Engine:
+class Engine:
     """The search for one run (see the module docstring)."""
 
     def __init__(self, vectors: Sequence[Any], results: Sequence[Any], pool: list[Any]) -> None:
@@ -662,7 +206,7 @@ class _Engine:
         self.known = kills.load([run.source for run in runs])
         self.replayed = 0
         self.combinations = 0
-        self._exact: dict[tuple[int, ...], _Scored] = {}
+        self._exact: dict[tuple[int, ...], Scored] = {}
         # Where a combination first answered otherwise than the port, per vector replayed: a
         # screen's replays are not repeated when the same combination is replayed in full.
         self._diverged: dict[tuple[tuple[int, ...], str], int | None] = {}
@@ -684,7 +228,7 @@ class _Engine:
         for run in self.runs:
             vid = run.id
             known = self.known.get(vid)
-            if known is not None and mutant.name not in known.unknown:
+            if known is not None:
                 kill = known.kills.get(mutant.name)
                 if kill is not None:
                     kills.add(vid)
@@ -733,9 +277,9 @@ class _Engine:
 
     # -- ranking ---------------------------------------------------------------------------------
 
-    def rank(self, combine: bool) -> list[_Scored]:
+    def rank(self, combine: bool) -> list[Scored]:
         scored = [
-            _Scored(
+            Scored(
                 (single.index,),
                 single.explains,
                 single.firsts,
@@ -755,7 +299,7 @@ class _Engine:
                 self._searching = False
         return [item for item in scored if item.explained or item.firsts]
 
-    def _key(self, item: _Scored) -> tuple[Any, ...]:
+    def _key(self, item: Scored) -> tuple[Any, ...]:
         return (
             -item.total,
             -len(item.explained),
@@ -764,17 +308,17 @@ class _Engine:
             item.indices,
         )
 
-    def _complete(self, item: _Scored) -> bool:
+    def _complete(self, item: Scored) -> bool:
         return len(item.explained) == len(self.failing) and item.agrees == len(self.passing)
 
-    def _combine(self, singles: list[_Scored]) -> list[_Scored]:
+    def _combine(self, singles: list[Scored]) -> list[Scored]:
         """A beam over the steps: each candidate is extended by the mistakes that reproduce, on
         their own, failing vectors it does not; estimates rank the beam, replays the best."""
         useful = self.singles
-        estimates: dict[tuple[int, ...], _Scored] = {item.indices: item for item in singles}
+        estimates: dict[tuple[int, ...], Scored] = {item.indices: item for item in singles}
         beam = singles[:BEAM_WIDTH]
         for _ in range(MAX_PARTS - 1):
-            grown: dict[tuple[int, ...], _Scored] = {}
+            grown: dict[tuple[int, ...], Scored] = {}
             for state in beam:
                 for single in self._extensions(state, useful):
                     indices = tuple(sorted((*state.indices, single.index)))
@@ -810,7 +354,7 @@ class _Engine:
         self._complete_best(exact)
         return self._distinct(exact)
 
-    def _complete_best(self, exact: list[_Scored]) -> None:
+    def _complete_best(self, exact: list[Scored]) -> None:
         """Once the beam is done: the best replayed candidate, if it misses failing vectors,
         tried with one more choice on a step it leaves free, each choice that changes on its
         own the answers of some of the failing vectors it misses, those reproducing the most of
@@ -852,7 +396,7 @@ class _Engine:
                 return
             exact.sort(key=self._key)
 
-    def choices(self, item: _Scored) -> frozenset[str]:
+    def choices(self, item: Scored) -> frozenset[str]:
         """The catalogued choices a candidate makes (a named point's parts spelt out)."""
         return frozenset(
             name
@@ -860,7 +404,7 @@ class _Engine:
             for name in (self.singles[index].mutant.parts or (self.singles[index].mutant.name,))
         )
 
-    def _distinct(self, items: list[_Scored]) -> list[_Scored]:
+    def _distinct(self, items: list[Scored]) -> list[Scored]:
         """One entry per set of choices: a named point and the same choices combined are one
         explanation (the first, with fewer mistakes, is kept)."""
         seen: set[frozenset[str]] = set()
@@ -872,7 +416,7 @@ class _Engine:
                 out.append(item)
         return out
 
-    def _extensions(self, state: _Scored, useful: list[_Single]) -> list[_Single]:
+    def _extensions(self, state: Scored, useful: list[_Single]) -> list[_Single]:
         taken = {step for index in state.indices for step in self.singles[index].mutant.steps}
         missing = {run.id for run in self.failing} - state.explained
         options = []
@@ -889,7 +433,7 @@ class _Engine:
     def _parts(self, indices: tuple[int, ...]) -> list[_Single]:
         return [self.singles[index] for index in indices]
 
-    def _estimate(self, indices: tuple[int, ...]) -> _Scored | None:
+    def _estimate(self, indices: tuple[int, ...]) -> Scored | None:
         """Figures for the combination from its parts alone: a vector none of them touches is
         answered as the reference answers it; one that one part touches, as that part answers
         it; one that several touch is not counted (it needs a replay)."""
@@ -908,7 +452,7 @@ class _Engine:
         firsts = frozenset().union(*(single.firsts for single in parts)) - shared
         killed = set().union(*(single.kills for single in parts))
         agrees = sum(1 for run in self.passing if run.id not in killed and run.id not in shared)
-        return _Scored(indices, explained, firsts, agrees, False)
+        return Scored(indices, explained, firsts, agrees, False)
 
     def _policy(self, indices: tuple[int, ...]) -> type | None:
         """The combination as one policy class (None when its parts cannot be made together),
@@ -917,7 +461,7 @@ class _Engine:
             self._policies[indices] = compose([self.singles[index].mutant for index in indices])
         return self._policies[indices]
 
-    def _bound(self, item: _Scored) -> int:
+    def _bound(self, item: Scored) -> int:
         """The most the combination could reproduce: every vector a part touches (a part that
         is inert on the reference's path may act on another part's), and the passing vectors
         none touches."""
@@ -928,7 +472,7 @@ class _Engine:
 
     def _replay(
         self, indices: tuple[int, ...], need: int = 0, first: Iterable[str] = ()
-    ) -> _Scored | None:
+    ) -> Scored | None:
         """Exact figures for a combination: replayed on every vector a part touches (``first``
         first, then those where a part on its own answers otherwise than the port, then the
         failing vectors, then the passing ones, the small ones first). None when it cannot
@@ -986,7 +530,7 @@ class _Engine:
                         firsts.add(vid)
             if misses > len(self.runs) - need:
                 return None
-        scored = _Scored(
+        scored = Scored(
             indices, frozenset(explained), frozenset(firsts), agrees, True, frozenset(broken)
         )
         self._exact[indices] = scored
@@ -1003,7 +547,7 @@ class _Engine:
             self._diverged[key] = self._play(policy, run)
         return self._diverged[key]
 
-    def _screen(self, indices: tuple[int, ...], top: _Scored, ids: frozenset[str]) -> bool:
+    def _screen(self, indices: tuple[int, ...], top: Scored, ids: frozenset[str]) -> bool:
         """Whether the combination answers as ``top`` (the port's answers where ``top``
         reproduces them, otherwise than the port where it does not) on each of ``ids``, the
         small vectors first, stopping at the first where it does not."""
@@ -1034,7 +578,7 @@ class _Engine:
             self._order = sorted(self.runs, key=lambda run: (run.passed, size(run)))
         return self._order
 
-    def alike(self, top: _Scored) -> tuple[list[_Scored], list[tuple[_Scored, int, int, int]]]:
+    def alike(self, top: Scored) -> tuple[list[Scored], list[tuple[Scored, int, int, int]]]:
         """Combinations that differ from ``top`` in one part and answer the run as it does
         (the alternatives a porter must be told of).
 
@@ -1047,8 +591,8 @@ class _Engine:
         their figures ``top``'s."""
         if not top.exact or len(top.indices) < 2:
             return [], []
-        found: list[_Scored] = []
-        unconfirmed: list[tuple[_Scored, int, int, int]] = []
+        found: list[Scored] = []
+        unconfirmed: list[tuple[Scored, int, int, int]] = []
         confirmed = 0
         for part in top.indices:
             rest = [index for index in top.indices if index != part]
@@ -1101,7 +645,7 @@ class _Engine:
                 touched &= {run.id for run in self.runs}
                 unconfirmed.append(
                     (
-                        _Scored(indices, top.explained, top.firsts, top.agrees, False),
+                        Scored(indices, top.explained, top.firsts, top.agrees, False),
                         part,
                         len(differs),
                         len(touched - differs),
@@ -1111,7 +655,7 @@ class _Engine:
 
     # -- output ----------------------------------------------------------------------------------
 
-    def likely(self, item: _Scored) -> Likely:
+    def likely(self, item: Scored) -> Likely:
         mutants = [self.singles[index].mutant for index in item.indices]
         order = {run.id: position for position, run in enumerate(self.failing)}
         return Likely(
@@ -1125,7 +669,7 @@ class _Engine:
             explained=tuple(sorted(item.explained, key=order.__getitem__)),
         )
 
-    def tells_apart(self, alike: Sequence[_Scored]) -> str | None:
+    def tells_apart(self, alike: Sequence[Scored]) -> str | None:
         """A committed vector outside the run on which candidates that answer the run alike
         answer differently, or None. Single mistakes are compared by their shipped answers;
         combinations are replayed on a few committed vectors their parts are not inert on."""
@@ -1172,46 +716,3 @@ class _Engine:
             if len(answers) > 1 and not any(a.startswith("unknown") for a in answers):
                 return entry.id
         return None
-
-
-# -- grouping failures by first divergence ---------------------------------------------------
-
-
-def divergence_kind(vector: Vector | None, result: Any) -> str:
-    """The group of :data:`GROUPS` a failing result belongs to."""
-
-    verdict = result.verdict
-    if verdict in checker.PROCESS_VERDICTS:
-        return "process"
-    if verdict in (
-        checker.WRONG_ERROR_KIND,
-        checker.UNEXPECTED_SUCCESS,
-        checker.UNEXPECTED_REFUSAL,
-    ):
-        return "refusal"
-    if verdict == checker.BROKEN_INVARIANT:
-        return "invariant"
-    kind = getattr(result, "divergence", None)
-    if kind in ("sums", "pooled", "ties", "selection"):
-        return str(kind)
-    # A result the runner diagnosed has already been looked at for a tie (without_scores).
-    if (
-        vector is not None
-        and result.call_index is not None
-        and not getattr(result, "diagnosis", None)
-        and tied_selection(vector, result.call_index, result.actual) is not None
-    ):
-        return "ties"
-    return "victims"
-
-
-def group_failures(vectors: Sequence[Vector], failures: Sequence[Any]) -> list[Group]:
-    """The failing results grouped by :func:`divergence_kind`, groups in :data:`GROUPS`
-    order, designed vectors first within each."""
-    by_id = {vector.id: vector for vector in vectors}
-    groups = {kind: Group(kind, label) for kind, label in GROUPS}
-    for result in sorted(failures, key=lambda r: is_generated(r.vector_id)):
-        groups[divergence_kind(by_id.get(result.vector_id), result)].vectors.append(
-            result.vector_id
-        )
-    return [group for group in groups.values() if group.vectors]
