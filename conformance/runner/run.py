@@ -22,6 +22,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from conformance.numerics.profiles import EXACT, profile_named
+from conformance.numerics.verdict import NOT_APPLICABLE, WITHIN
 from conformance.runner.checks import run_checks
 from conformance.runner.client import Client, Handshake
 from conformance.runner.results import VectorResult
@@ -76,20 +78,37 @@ class RunResult:
     triage: Explanation | None = None
     #: Stopped by SIGINT or SIGTERM: ``results`` hold only the items that finished.
     interrupted: bool = False
+    #: The numerics profile the run judged failures under (``exact``: none).
+    numerics: str = EXACT
 
     @property
     def counts(self) -> dict[str, int]:
-        """``passed`` and ``failed`` are what the summary line says; they add up to ``total``
-        minus ``known_failures``. ``stale_known_failures`` (listed, but passed) are counted
-        in ``failed``."""
+        """``passed`` (exactly), ``within`` and ``not_applicable`` (present under a numerics
+        profile only) and ``failed`` are what the summary line says; they add up to ``total``
+        minus ``known_failures``. ``stale_known_failures`` (listed, but passed) are counted in
+        ``failed``."""
         results = self.results
-        return {
+
+        def under(status: str) -> int:
+            return sum(
+                r.numerics is not None and r.numerics.status == status and not r.known_failure
+                for r in results
+            )
+
+        counts = {
             "total": len(results),
             "passed": sum(r.passed and not r.known_failure for r in results),
             "failed": sum(r.fails_run for r in results),
-            "known_failures": sum(not r.passed and r.known_failure for r in results),
-            "stale_known_failures": sum(r.passed and r.known_failure for r in results),
+            "known_failures": sum(
+                not (r.passed or r.tolerated) and r.known_failure for r in results
+            ),
+            "stale_known_failures": sum(
+                (r.passed or r.tolerated) and r.known_failure for r in results
+            ),
         }
+        if self.numerics != EXACT:
+            counts.update(within=under(WITHIN), not_applicable=under(NOT_APPLICABLE))
+        return counts
 
     @property
     def ok(self) -> bool:
@@ -97,19 +116,25 @@ class RunResult:
         return not any(result.fails_run for result in self.results)
 
 
-def triaged(vectors: Sequence[Any], results: Sequence[VectorResult]) -> Explanation | None:
+def triaged(
+    vectors: Sequence[Any], results: Sequence[VectorResult], numerics: str = EXACT
+) -> Explanation | None:
     """The triage of a run, or None when none of its vectors fails it: which catalogued
     mistakes answer as the port did on ``vectors`` (their results among ``results``; the
     protocol checks are not the policy's evidence). ``vectors`` may be suite entries: each is
-    read only if something is replayed on it. The one place a run is triaged."""
+    read only if something is replayed on it. In an exact run (``numerics``), when a numerics
+    profile explains every failure as rounding, the first line says so
+    (:func:`conformance.explain.rounding.with_rounding`). The one place a run is triaged."""
     ids = {vector.id for vector in vectors}
     of_vectors = [result for result in results if result.vector_id in ids]
     if not any(result.fails_run for result in of_vectors):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
+    from conformance.explain.rounding import with_rounding
     from conformance.explain.triage import triage
 
-    return triage(list(vectors), of_vectors)
+    found = triage(list(vectors), of_vectors)
+    return with_rounding(found, vectors, of_vectors) if numerics == EXACT else found
 
 
 @dataclass
@@ -130,7 +155,9 @@ class Run:
     (:func:`conformance.transport.process.interrupt_all`), so that a front end can write what
     finished. With ``validate_protocol`` every answer of an ``adapter_argv`` process is also
     held to the shipped response schema. With ``triage``, a run whose vectors failed carries
-    their triage (:func:`triaged`).
+    their triage (:func:`triaged`). ``numerics`` names the numerics profile a failed vector is
+    judged again under (:mod:`conformance.numerics`; ``exact``, the default, judges nothing
+    again).
     """
 
     vectors: Sequence[SuiteItem] = ()
@@ -144,6 +171,7 @@ class Run:
     progress: Progress | None = None
     validate_protocol: bool = False
     triage: bool = False
+    numerics: str = EXACT
     # The items run one at a time (:meth:`one`): their adapter, results and items.
     _runner: VectorRunner | None = field(default=None, init=False, repr=False)
     _results: list[VectorResult] = field(default_factory=list, init=False, repr=False)
@@ -154,6 +182,7 @@ class Run:
         if (self.adapter_argv is None) == (self.adapter_factory is None):
             raise ValueError("give exactly one of adapter_argv and adapter_factory")
         self.known_failures = frozenset(self.known_failures)
+        self._profile = profile_named(self.numerics)  # ValueError naming the choices
 
     def execute(self) -> RunResult:
         """Run everything; raise :class:`AdapterStartError` when the adapter cannot start,
@@ -171,13 +200,18 @@ class Run:
         result = self._result([])
         if self.vectors:
             ran = run_vectors(
-                self.vectors, self._client, jobs=self.jobs, known=self._known, progress=progress
+                self.vectors,
+                self._client,
+                jobs=self.jobs,
+                known=self._known,
+                progress=progress,
+                numerics=self._profile,
             )
             result.results, result.handshake = ran.results, ran.handshake
             result.jobs, result.warnings = ran.jobs, ran.warnings
         result.results.extend(self._checks(self.checks, progress))
         if self.triage:
-            result.triage = triaged(self.vectors, result.results)
+            result.triage = triaged(self.vectors, result.results, self.numerics)
         result.duration = time.monotonic() - began
         return result
 
@@ -193,7 +227,10 @@ class Run:
         else:
             if self._runner is None:
                 self._runner = VectorRunner(
-                    self._transport(), known=self._known, validate_protocol=self._validating
+                    self._transport(),
+                    known=self._known,
+                    validate_protocol=self._validating,
+                    numerics=self._profile,
                 )
             try:
                 result = self._runner.run(item)
@@ -214,7 +251,7 @@ class Run:
             result.warnings = self._runner.close()
             self._runner = None
         if self.triage:
-            result.triage = triaged(self._ran, result.results)
+            result.triage = triaged(self._ran, result.results, self.numerics)
         result.duration = time.monotonic() - self._began
         return result
 
@@ -264,6 +301,7 @@ class Run:
             adapter_argv=argv,
             jobs=self.jobs,
             timeout=self.timeout,
+            numerics=self.numerics,
         )
 
 

@@ -1,6 +1,7 @@
 """``snapkv-conformance matrix``: several ports over the suite, as a Markdown and an HTML table.
 
-Exit status: 0 when every port passed every vector, 1 otherwise (a port whose adapter cannot
+Exit status: 0 when every port passed every vector (under ``--numerics P``: none failed,
+``within P`` and ``n/a for P`` aside), 1 otherwise (a port whose adapter cannot
 start included), 2 for a usage error or invalid vectors.
 """
 
@@ -12,6 +13,7 @@ from typing import IO, TYPE_CHECKING
 
 from conformance.cli.commands._options import (
     add_count,
+    add_numerics,
     add_paths,
     add_timeout,
     load_checks,
@@ -48,6 +50,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_timeout(parser)
     add_count(parser, "--jobs", 1, "adapter processes per port run in parallel (default 1)")
+    add_numerics(parser)
 
 
 def _error(message: str) -> int:
@@ -78,7 +81,13 @@ def run(args: argparse.Namespace) -> int:
     progress = _Progress(sys.stderr)
     try:
         result = matrix.run_matrix(
-            vectors, ports, checks=checks, jobs=args.jobs, timeout=args.timeout, progress=progress
+            vectors,
+            ports,
+            checks=checks,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            progress=progress,
+            numerics=args.numerics,
         )
     finally:
         progress.finish()
