@@ -92,8 +92,8 @@ TARGETS = (
         ("tests/test_checker.py", "tests/test_runner.py", "tests/test_report.py"),
     ),
     Target(
-        "judge.checks",
-        "conformance/judge/checks.py",
+        "judge.check_answers",
+        "conformance/judge/check_answers.py",
         ("tests/test_protocol_checks.py", "tests/test_slips.py"),
         quick=("tests/test_protocol_checks.py",),
         warmup="collect",

@@ -28,7 +28,7 @@ import pytest
 if TYPE_CHECKING:
     from conformance.runner.results import VectorResult
     from conformance.runner.run import Run, RunResult
-    from conformance.suite.checks import ProtocolCheck
+    from conformance.suite.protocol_checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
 #: The name of the collector that holds the vector items (the first part of their node ids).
@@ -135,7 +135,7 @@ class SnapKVSession:
         """Run one item through the run, starting its adapter on first use: a vector on this
         process's adapter, a protocol check in a session of its own, as ``run`` runs them."""
         from conformance.runner.run import Run
-        from conformance.suite.checks import ProtocolCheck
+        from conformance.suite.protocol_checks import ProtocolCheck
         from conformance.transport.failures import AdapterStartError
         from conformance.transport.process import StartError
 
@@ -199,7 +199,7 @@ def _load(paths: list[str]) -> tuple[list[Vector], list[ProtocolCheck]]:
     naming it."""
     from conformance.spec.errors import VectorError
     from conformance.spec.resources import suite_dir
-    from conformance.suite.checks import CheckError, load_check
+    from conformance.suite.protocol_checks import CheckError, load_check
     from conformance.suite.stream import plan_suite
 
     try:

@@ -361,3 +361,94 @@ def test_a_layer_file_that_is_not_there_is_found() -> None:
         "See `runner/run.py`, `runner/gone.py` and `cli/commands/`."
     )
     assert missing_layer_files(text) == ["judge/rulings.py", "runner/gone.py"]
+
+
+# -- one name per module, one root for the kit's errors ---------------------------------------
+
+#: Module names that two modules may share, and why. A command's module
+#: (``cli/commands/<command>.py``) shares its name with the one module it is the front of; the
+#: generator's builders are named after the catalogue family whose mistakes they trap; the two
+#: ``model.py`` are named by path in README.md (renamed when it no longer names them).
+_SHARED_NAMES = {
+    "run": {"conformance/cli/commands/run.py", "conformance/runner/run.py"},
+    "bench": {"conformance/cli/commands/bench.py", "conformance/tools/bench.py"},
+    "fuzz": {"conformance/cli/commands/fuzz.py", "conformance/tools/fuzz.py"},
+    "matrix": {"conformance/cli/commands/matrix.py", "conformance/tools/matrix.py"},
+    **{
+        family: {
+            f"conformance/mutants/{family}.py",
+            f"conformance/tools/generate/builders/{family}.py",
+        }
+        for family in ("pooling", "ring", "selection", "summation")
+    },
+    "model": {"conformance/mutants/model.py", "conformance/tools/record/model.py"},
+}
+
+
+def shared_module_names(root: Path) -> dict[str, set[str]]:
+    """The module names (``__init__`` aside) that more than one module under ``root`` has."""
+    places: dict[str, set[str]] = {}
+    for path in root.rglob("*.py"):
+        if path.name != "__init__.py":
+            where = path.relative_to(root.parent).as_posix()
+            places.setdefault(path.stem, set()).add(where)
+    return {name: where for name, where in places.items() if len(where) > 1}
+
+
+def test_no_two_modules_share_a_name() -> None:
+    """One concept, one module, one name: a newcomer who reads ``checks`` in a traceback knows
+    which file it is. The few names shared on purpose are listed, each with its reason."""
+    assert shared_module_names(PACKAGE) == _SHARED_NAMES
+
+
+#: Exceptions that are not errors of the kit, and why: refusals the reference's server answers
+#: with (the protocol's, not the kit's), the pytest plugin's item outcomes (it imports nothing
+#: but pytest until used), hypothesis's escape hatches (BaseException on purpose), and the
+#: builders' design check (the generator's own, reported as a GenerationError).
+_NOT_KIT_ERRORS = {
+    "conformance/spec/protocol.py BadRequest",
+    "conformance/policy/reference.py PolicyError",
+    "conformance/pytest_plugin.py AdapterNotStarted",
+    "conformance/pytest_plugin.py VectorFailed",
+    "conformance/tools/fuzz.py AdapterLost",
+    "conformance/tools/generate/builders/_draft.py DesignError",
+}
+
+
+def exception_classes(tree: ast.AST) -> list[tuple[str, list[str]]]:
+    """Each top-level class of ``tree`` derived directly from ``Exception`` or
+    ``BaseException``, with its bases' names, and every class whose name says it is an error."""
+    found = []
+    for node in getattr(tree, "body", []):
+        if isinstance(node, ast.ClassDef):
+            bases = [ast.unparse(base) for base in node.bases]
+            raw = {"Exception", "BaseException"} & set(bases)
+            if raw or node.name.endswith("Error"):
+                found.append((node.name, bases))
+    return found
+
+
+def test_every_error_of_the_kit_is_a_kit_error() -> None:
+    """A command stops on a :class:`conformance.spec.errors.KitError` with one line; an error
+    class outside it is one a front end can miss. Private control flow (``_Name``) and the
+    listed exceptions aside."""
+    outside = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        where = path.relative_to(ROOT).as_posix()
+        for name, bases in exception_classes(ast.parse(path.read_text(encoding="utf-8"))):
+            if name.startswith("_") or f"{where} {name}" in _NOT_KIT_ERRORS:
+                continue
+            if {"Exception", "BaseException"} & set(bases):
+                outside.append(f"{where} {name}")
+    assert outside == ["conformance/spec/errors.py KitError"]
+
+
+def test_the_name_and_error_finders_see_what_they_look_for(tmp_path: Path) -> None:
+    root = tmp_path / "pkg"
+    (root / "a").mkdir(parents=True)
+    (root / "b").mkdir()
+    for name in ("a/checks.py", "b/checks.py", "a/one.py", "a/__init__.py", "b/__init__.py"):
+        (root / name).write_text("")
+    assert shared_module_names(root) == {"checks": {"pkg/a/checks.py", "pkg/b/checks.py"}}
+    source = "class A(Exception): ...\nclass BError(KitError): ...\nclass C: ...\n"
+    assert exception_classes(ast.parse(source)) == [("A", ["Exception"]), ("BError", ["KitError"])]

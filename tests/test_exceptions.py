@@ -9,8 +9,8 @@ import pytest
 from conformance.report.outputs import OutputError
 from conformance.spec import errors
 from conformance.spec.errors import EXIT_USAGE, GenerationError, KitError, VectorError, print_error
-from conformance.suite.checks import CheckError
 from conformance.suite.discovery import KnownFailuresError
+from conformance.suite.protocol_checks import CheckError
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.process import CommandError, StartError
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from conformance.judge.verdicts import PASS, TIMEOUT
-from conformance.runner.checks import run_check
+from conformance.runner.check_sessions import run_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.transport.raw import EXIT_GRACE

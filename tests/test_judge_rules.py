@@ -3,7 +3,7 @@
 Most rules about an answer's JSON types are applied on two paths: the vector path (the
 runner's handshake in ``conformance.runner.client``, each answer line read by
 ``conformance.judge.answers``, the answers judged in ``conformance.judge.checker``) and the
-protocol-check judge (``conformance.judge.checks``, its lines read by the same rules).
+protocol-check judge (``conformance.judge.check_answers``, its lines read by the same rules).
 A port that breaks a rule fails many vectors and checks, so a slip in one copy of the rule is
 hidden by the other: every test here plants exactly one fault where only the rule under test
 can catch it, in one path, and asserts the verdict that rule gives. Expected values come from
@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 
 from conformance.judge import checker, verdicts
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import Judged, Verdict
 from conformance.runner import run as runner
 from conformance.runner.client import Client, parse_handshake
@@ -296,7 +296,7 @@ def reference(check_id: str) -> tuple[Any, list[bytes]]:
 @pytest.mark.parametrize(("index", "value"), [(0, 1.0), (0, True), (1, 2.0), (1, ...)])
 def test_spec_3_1_check_judge_refuses_an_id_that_is_not_the_same_integer(index, value):
     """SPEC.md §3.1: the id is echoed as the same integer: 1.0 and true for 1, 2.0 for 2 and
-    a missing id are protocol errors (checks._outcome_fault's same_integer)."""
+    a missing id are protocol errors (check_answers._outcome_fault through answers.echoes_id)."""
     item, answers = reference("protocol/hello-repeated")
     verdict = judge_check(item, edited(answers, index, id=value))
     assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, index)
@@ -305,7 +305,7 @@ def test_spec_3_1_check_judge_refuses_an_id_that_is_not_the_same_integer(index, 
 
 def test_spec_3_1_check_judge_refuses_a_missing_id_where_null_is_due():
     """SPEC.md §3.1: a request without an integer id is answered with ``"id": null``, present:
-    an answer without the member is not one (checks._outcome_fault's ``"id" not in answer``)."""
+    an answer without the member is not one (answers.echoes_id's ``"id" in answer``)."""
     item, answers = reference("protocol/id-not-an-integer")
     assert json.loads(answers[5])["id"] is None
     verdict = judge_check(item, edited(answers, 5, id=...))
@@ -315,7 +315,7 @@ def test_spec_3_1_check_judge_refuses_a_missing_id_where_null_is_due():
 
 @pytest.mark.parametrize("value", [1.0, True])
 def test_spec_3_2_check_judge_refuses_a_hello_protocol_that_is_not_the_integer_1(value):
-    """SPEC.md §3.2: hello's answer carries the integer 1 (checks._outcome_fault)."""
+    """SPEC.md §3.2: hello's answer carries the integer 1 (check_answers._outcome_fault)."""
     item, answers = reference("protocol/hello-repeated")
     verdict = judge_check(item, edited(answers, 4, protocol=value))
     assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, 4)
@@ -324,7 +324,7 @@ def test_spec_3_2_check_judge_refuses_a_hello_protocol_that_is_not_the_integer_1
 
 @pytest.mark.parametrize(("index", "value"), [(5, 1), (1, 1), (5, "true")])
 def test_spec_3_2_check_judge_refuses_an_ok_that_is_not_a_boolean(index, value):
-    """SPEC.md §3.2: ``ok`` is true or false; ``1`` is a number (checks._outcome_fault)."""
+    """SPEC.md §3.2: ``ok`` is true or false; ``1`` is a number (check_answers._outcome_fault)."""
     item, answers = reference("protocol/hello-repeated")
     verdict = judge_check(item, edited(answers, index, ok=value))
     assert (verdict.verdict, verdict.call_index) == (verdicts.PROTOCOL_ERROR, index)
@@ -377,7 +377,7 @@ def test_spec_3_2_check_judge_refuses_victims_zero_of_the_wrong_json_type(
     evicts_zero_check, victims
 ):
     """SPEC.md §3.2: ``[0.0]`` and ``[false]`` equal ``[0]`` in Python; they are not a list of
-    integers (checks._outcome_fault's victims same_integer)."""
+    integers (check_answers._outcome_fault's victims same_integer)."""
     answers = reference_answers(evicts_zero_check.payload)
     assert judge_check(evicts_zero_check, answers).passed
     verdict = judge_check(evicts_zero_check, edited(answers, 4, victims=victims))

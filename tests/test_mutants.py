@@ -280,7 +280,7 @@ def witness_suite():
 
 
 def test_each_witness_vector_kills_its_mutant_through_the_checker(witness_suite):
-    from conformance.explain.killing import kill_matrix
+    from conformance.explain.kill_matrix import kill_matrix
 
     matrix = kill_matrix(witness_suite, WITNESSED)
     by_id = {vector.id: vector for vector in witness_suite}
@@ -330,7 +330,7 @@ def test_the_runner_fails_a_mutant_served_by_a_real_adapter_process(witness_suit
 def suite_matrix():
     """The kill matrix of the whole catalogue over the committed suite, as the shipped outcomes
     record it (tests/test_triage.py recomputes them, and checks they are current)."""
-    from conformance.explain.killing import shipped_matrix
+    from conformance.explain.kill_matrix import shipped_matrix
     from conformance.spec import resources
     from conformance.suite.vectors import load_suite
 
@@ -341,7 +341,7 @@ def suite_matrix():
 def test_the_shipped_matrix_is_the_replayed_one_on_a_sample():
     """The shipped matrix agrees with judging replays (the whole catalogue on a sample of the
     suite; the drift check of the shipped outcomes covers the rest)."""
-    from conformance.explain.killing import kill_matrix, shipped_matrix
+    from conformance.explain.kill_matrix import kill_matrix, shipped_matrix
     from conformance.spec import resources
     from conformance.suite.vectors import load_suite
 

@@ -27,7 +27,7 @@ from conformance.adapter.server import Session
 from conformance.cli.commands._options import add_timeout
 from conformance.judge import checker, verdicts
 from conformance.judge.answers import held
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.judge.outcomes import (
     DIES,
     MALFORMED,
@@ -46,7 +46,7 @@ from conformance.spec.errors import GenerationError, VectorError
 from conformance.spec.resources import suite_dir
 from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, json_text
 from conformance.suite import validation
-from conformance.suite.checks import ProtocolCheck
+from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.suite.stream import load_checks
 from conformance.suite.tags import load_vocabulary
 from conformance.suite.validation import (

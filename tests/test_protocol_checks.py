@@ -19,10 +19,10 @@ import pytest
 
 from conformance.adapter.server import Session
 from conformance.judge import verdicts
-from conformance.judge.checks import judge_check
-from conformance.runner.checks import run_check, run_checks
+from conformance.judge.check_answers import judge_check
+from conformance.runner.check_sessions import run_check, run_checks
 from conformance.spec.resources import suite_dir
-from conformance.suite.checks import ProtocolCheck, dumps_check
+from conformance.suite.protocol_checks import ProtocolCheck, dumps_check
 from conformance.suite.stream import load_checks
 from conformance.suite.validation import check_problems, reference_answers
 from conformance.tools.generate.checks import build_checks

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import PASS
-from conformance.suite.checks import dumps_check, load_check
+from conformance.suite.protocol_checks import dumps_check, load_check
 from conformance.tools import protocol_fuzz as pf
 from conformance.tools.generate import checks as generated_checks
 from conformance.tools.generate.checks import build_checks

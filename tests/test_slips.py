@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from conformance.adapter.server import Session
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 

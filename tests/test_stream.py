@@ -13,7 +13,7 @@ import pytest
 
 from conformance.spec import resources
 from conformance.spec.errors import VectorError
-from conformance.suite.checks import load_check
+from conformance.suite.protocol_checks import load_check
 from conformance.suite.stream import SuiteEntry, plan_suite, read_for_run
 from conformance.suite.vectors import is_protocol_check_file, iter_vector_files, load_vector
 

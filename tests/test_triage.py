@@ -19,7 +19,7 @@ import jsonschema
 import pytest
 
 from conformance import mutants
-from conformance.explain import kills, triage
+from conformance.explain import known_kills, triage
 from conformance.explain.play import compose, play
 from conformance.explain.triage import search
 from conformance.judge import verdicts
@@ -666,12 +666,12 @@ SHARDS = 8
 def test_the_shipped_outcomes_are_the_catalogue_replayed_on_the_committed_suite(shard: int) -> None:
     """Every catalogued mistake's entries, recomputed (a shard of the catalogue at a time)."""
     names = [m.name for i, m in enumerate(mutants.CATALOGUE) if i % SHARDS == shard]
-    shipped = json.loads(kills.PATH.read_text(encoding="utf-8"))
+    shipped = json.loads(known_kills.PATH.read_text(encoding="utf-8"))
     assert set(shipped) == {vector.id for vector in suite()}, (
         "conformance/data/kills.json is stale: run python -m conformance.tools.generate.kills"
     )
     for vector in suite():
-        fresh = kills.entry(vector, names)
+        fresh = known_kills.entry(vector, names)
         entry = shipped[vector.id]
         assert entry["digest"] == fresh["digest"], (
             f"{vector.id}: python -m conformance.tools.generate.kills"
@@ -694,7 +694,7 @@ def test_the_shipped_outcomes_change_no_ranking(
     short = [vector for vector in suite() if len(vector.calls) < 60]
     run = run_policy(mutant_policy(*names), vectors=short)
     shipped = triage.triage(short, run.results)
-    monkeypatch.setattr(kills, "load", lambda vectors: {})
+    monkeypatch.setattr(known_kills, "load", lambda vectors: {})
     replayed = triage.triage(short, run.results)
 
     def singles(result: triage.Triage) -> list[dict[str, Any]]:
@@ -710,6 +710,6 @@ def test_an_edited_vector_is_replayed_not_looked_up() -> None:
     from dataclasses import replace
 
     vector = next(v for v in suite() if v.id == "ties/lower-position-first")
-    assert kills.load([vector]) != {}
+    assert known_kills.load([vector]) != {}
     edited = replace(vector, description=vector.description + " (edited)")
-    assert kills.load([edited]) == {}
+    assert known_kills.load([edited]) == {}

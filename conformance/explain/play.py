@@ -1,6 +1,6 @@
 """Replaying a vector on a catalogued policy, in process, and what its answers decide.
 
-This is what the triage and the shipped outcomes (:mod:`conformance.explain.kills`) replay
+This is what the triage and the shipped outcomes (:mod:`conformance.explain.known_kills`) replay
 with: no protocol, no process, no JSON, just the policy's calls, answered as
 :class:`conformance.adapter.server.Session` answers them (a refused ``new`` keeps the earlier
 policy, or what a :class:`~conformance.mutants.model.Refused` leaves; ``step`` and ``evict`` before

@@ -5,7 +5,7 @@ as the same integer (:func:`echoes_id`; a request that could not be read is answ
 ``"id": null``); asked to, the kit also holds it to the shipped response schema for its op
 (:func:`schema_problem`). Every path that reads an adapter's answers reads them here: the
 runner's exchanges (:class:`conformance.runner.client.Client`, through :func:`read_answer`)
-and the protocol checks (:mod:`conformance.judge.checks`, through :func:`decode_answer` and
+and the protocol checks (:mod:`conformance.judge.check_answers`, through :func:`decode_answer` and
 :func:`echoes_id`). What a wrong id means in a pipelined exchange is decided here too
 (:func:`wrong_id`): an extra answer to a request of the exchange before, a request of this one
 answered twice, a request the adapter could not read, or ``hello`` answered a second time.

@@ -8,7 +8,7 @@ uses to name it and, for most, a witness scenario on which it answers differentl
 reference. Choices on different steps compose, so a port is modelled as a set of choices; real
 code that makes several at once is a *named point* built from their classes
 (:mod:`~conformance.mutants.realworld`). ``snapkv-conformance mutants`` replays the suite
-against every mutant (:mod:`conformance.explain.killing`); a vector *kills* a mutant when the
+against every mutant (:mod:`conformance.explain.kill_matrix`); a vector *kills* a mutant when the
 mutant fails it.
 
 The families, one module each: :mod:`~conformance.mutants.params` (construction, the seed, what
@@ -23,7 +23,7 @@ victims, which candidates, ranked how, returned in what order), and
 Invariant: the mistakes as policies, nothing more: imports only :mod:`conformance.policy` and
 :mod:`conformance.spec`. Replaying them on vectors and judging the answers is
 :mod:`conformance.explain`'s (:mod:`~conformance.explain.play`,
-:mod:`~conformance.explain.killing`).
+:mod:`~conformance.explain.kill_matrix`).
 """
 
 from __future__ import annotations

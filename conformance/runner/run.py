@@ -1,14 +1,14 @@
 """The one run: :class:`Run`, the suite as every front end runs it (``run``, ``matrix``, the
 pytest plugin), and its :class:`RunResult`.
 
-A run takes what was selected (``-k`` and shards are :func:`conformance.suite.discovery.
-select_items`'s, applied before), runs the vectors on persistent adapters
-(:func:`conformance.runner.workers.run_vectors`) and each protocol check in a session of its
-own (:func:`conformance.runner.checks.run_checks`), keeps every result, and then, asked to and
-when a vector failed, adds the triage (:func:`triaged`). The pytest plugin runs the same items
-one at a time (:meth:`Run.one`, then :meth:`Run.close`), on the same adapter code, with the
-same triage at the end. So a port fails the same items, explained the same way, whichever front
-end runs it.
+A run takes what was selected (``-k`` and shards are
+:func:`conformance.suite.discovery.select_items`'s, applied before), runs the vectors on
+persistent adapters (:func:`conformance.runner.workers.run_vectors`) and each protocol check in
+a session of its own (:func:`conformance.runner.check_sessions.run_checks`), keeps every
+result, and then, asked to and when a vector failed, adds the triage (:func:`triaged`). The
+pytest plugin runs the same items one at a time (:meth:`Run.one`, then :meth:`Run.close`), on
+the same adapter code, with the same triage at the end. So a port fails the same items,
+explained the same way, whichever front end runs it.
 
 Invariant: no numpy on this path, even in a function, but the triage's import, which only a
 failing run takes (the catalogue it replays is numpy); every adapter a run starts is closed
@@ -24,12 +24,12 @@ from typing import Any, Protocol
 
 from conformance.numerics.profiles import EXACT, profile_named
 from conformance.numerics.verdict import NOT_APPLICABLE, WITHIN
-from conformance.runner.checks import run_checks
+from conformance.runner.check_sessions import run_checks
 from conformance.runner.client import Client, Handshake
 from conformance.runner.results import VectorResult
 from conformance.runner.workers import Progress, SuiteItem, VectorRunner, run_vectors
-from conformance.suite.checks import ProtocolCheck, load_check
 from conformance.suite.discovery import select_items
+from conformance.suite.protocol_checks import ProtocolCheck, load_check
 from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 from conformance.transport import process
@@ -124,13 +124,13 @@ def triaged(
     protocol checks are not the policy's evidence). ``vectors`` may be suite entries: each is
     read only if something is replayed on it. In an exact run (``numerics``), when a numerics
     profile explains every failure as rounding, the first line says so
-    (:func:`conformance.explain.rounding.with_rounding`). The one place a run is triaged."""
+    (:func:`conformance.explain.rounding_triage.with_rounding`). The one place a run is triaged."""
     ids = {vector.id for vector in vectors}
     of_vectors = [result for result in results if result.vector_id in ids]
     if not any(result.fails_run for result in of_vectors):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
-    from conformance.explain.rounding import with_rounding
+    from conformance.explain.rounding_triage import with_rounding
     from conformance.explain.triage import triage
 
     found = triage(list(vectors), of_vectors)

@@ -223,7 +223,7 @@ class _Worker:
             known=suite.known,
             numerics=suite.numerics,
         )
-        #: What ended :meth:`work` early; :func:`run_suite` re-raises it.
+        #: What ended :meth:`work` early; :func:`run_vectors` re-raises it.
         self.error: Exception | None = None
 
     def work(self) -> None:

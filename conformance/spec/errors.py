@@ -6,7 +6,7 @@ Each stage of a run has its exception; all derive from :class:`KitError`:
   :class:`conformance.transport.process.CommandError` for an adapter command that cannot be
   split (exit 2);
 - **loading the suite**: :class:`conformance.spec.errors.VectorError` (a vector or check file:
-  file, JSON pointer, reason), :class:`conformance.suite.checks.CheckError` for a
+  file, JSON pointer, reason), :class:`conformance.suite.protocol_checks.CheckError` for a
   protocol-check file, or
   :class:`conformance.suite.discovery.KnownFailuresError` for a known-failures file (exit 2);
 - **generating vectors**: :class:`conformance.spec.errors.GenerationError` (exit 2);

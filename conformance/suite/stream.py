@@ -38,7 +38,7 @@ from conformance.spec.errors import VectorError
 from conformance.spec.protocol import decode, encode_body
 from conformance.spec.schemas import INT31_MAX
 from conformance.suite import layout
-from conformance.suite.checks import CheckError, ProtocolCheck, load_check
+from conformance.suite.protocol_checks import CheckError, ProtocolCheck, load_check
 from conformance.suite.vectors import (
     LONG_VECTOR,
     VECTOR_OPS,
@@ -129,7 +129,7 @@ class RunnableVector:
 @dataclass(frozen=True)
 class SuitePlan:
     """What a suite holds, known by id before anything is parsed: its vectors and its
-    protocol checks (:mod:`conformance.suite.checks`), each list sorted by id."""
+    protocol checks (:mod:`conformance.suite.protocol_checks`), each list sorted by id."""
 
     vectors: list[SuiteEntry]
     checks: list[SuiteEntry]

@@ -13,12 +13,14 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from conformance.spec.errors import KitError
+
 TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _HEADING = re.compile(r"^## `([^`]*)`\s*$")
 _BULLET = re.compile(r"^- \*\*(Rule|Catches):\*\* (\S.*)$")
 
 
-class VocabularyError(Exception):
+class VocabularyError(KitError):
     """``TAGS.md`` does not follow its format; names the file and line."""
 
 

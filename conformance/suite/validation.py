@@ -44,7 +44,7 @@ from conformance.spec.schemas import (  # noqa: F401  # re-exported: validation'
     schema_problems,
     schema_validator,
 )
-from conformance.suite.checks import (
+from conformance.suite.protocol_checks import (
     CHECK_SCHEMA,
     SCORES,
     THEME,

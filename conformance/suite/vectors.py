@@ -525,7 +525,7 @@ def iter_vectors(paths: Iterable[str | Path]) -> Iterator[Vector]:
     ids = IdRegistry()
     for path in iter_vector_files(paths):
         if is_protocol_check_file(path):
-            continue  # read by conformance.suite.checks
+            continue  # read by conformance.suite.protocol_checks
         vector = read_document(path).vector()
         duplicate = ids.problem(vector.id, path)
         if duplicate is not None:
@@ -533,7 +533,7 @@ def iter_vectors(paths: Iterable[str | Path]) -> Iterator[Vector]:
         yield vector
 
 
-#: The format of a protocol check (:mod:`conformance.suite.checks`), which shares the suite
+#: The format of a protocol check (:mod:`conformance.suite.protocol_checks`), which shares the suite
 #: directory with the vectors: its opening bytes name it.
 _CHECK_FORMAT = re.compile(rb'"format"\s*:\s*"snapkv-protocol-check/1"')
 

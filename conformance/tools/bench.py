@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from conformance.spec.errors import KitError
 from conformance.spec.protocol import decode
 from conformance.spec.text import escape
 from conformance.transport import process
@@ -94,7 +95,7 @@ WORKLOADS = (
 )
 
 
-class BenchError(Exception):
+class BenchError(KitError):
     """An adapter that cannot be timed: it did not start, shake hands or finish cleanly."""
 
 

@@ -39,6 +39,7 @@ from conformance.adapter.server import PolicyFactory
 from conformance.explain.play import compose
 from conformance.policy.reference import new_policy
 from conformance.report.outputs import write_text
+from conformance.spec.errors import KitError
 from conformance.spec.protocol import dumps, holds_text
 from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
 from conformance.tools.generate.builders import Draft, Planned
@@ -109,7 +110,7 @@ class AdapterLost(BaseException):
     """
 
 
-class NondeterministicAdapter(Exception):
+class NondeterministicAdapter(KitError):
     """The same scenario failed once and passed when replayed: the port is not deterministic."""
 
 

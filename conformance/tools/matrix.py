@@ -31,7 +31,7 @@ from conformance.runner.client import Handshake
 from conformance.runner.results import VectorResult
 from conformance.runner.run import Explanation, Run
 from conformance.spec.text import escape
-from conformance.suite.checks import ProtocolCheck
+from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.suite.vectors import Vector
 from conformance.transport.failures import AdapterStartError
 from conformance.transport.process import CommandError, StartError, split_command

@@ -15,7 +15,7 @@ digits (§1, §3.1).
 Each example is one session: a ``hello``, then up to a dozen drawn lines. Its expectations are
 the reference adapter's answers (:func:`conformance.suite.validation.realize`, as the generator
 records a protocol check), the port runs it in a process of its own with its input closed at
-the end (:func:`conformance.runner.checks.run_session`), and the protocol checks' judge
+the end (:func:`conformance.runner.check_sessions.run_session`), and the protocol checks' judge
 compares every answer: its id, ``ok``, the error kind, the victims, hello's protocol, and the
 exit status. The first difference is shrunk by hypothesis (lines are drawn as independent
 plans, materialised against a reference session, so deleting one leaves the rest valid) and
@@ -36,12 +36,12 @@ from hypothesis import strategies as st
 from hypothesis.errors import Flaky
 
 from conformance.adapter.server import Session
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import Judged
 from conformance.report.outputs import write_text
-from conformance.runner.checks import run_session
+from conformance.runner.check_sessions import run_session
 from conformance.spec.protocol import dumps
-from conformance.suite.checks import ProtocolCheck, dumps_check
+from conformance.suite.protocol_checks import ProtocolCheck, dumps_check
 from conformance.suite.validation import CheckDraft, realize, reference_answers
 from conformance.tools.fuzz import (
     CATCHES,
@@ -78,7 +78,7 @@ class Sessions(Protocol):
 @dataclass(frozen=True)
 class ProcessSessions:
     """Each session a fresh process of ``argv``, run by
-    :func:`conformance.runner.checks.run_session`."""
+    :func:`conformance.runner.check_sessions.run_session`."""
 
     argv: Sequence[str]
     timeout: float = ANSWER_TIMEOUT

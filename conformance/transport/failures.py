@@ -32,7 +32,7 @@ class AdapterStartError(KitError):
         return f"{self.message}\nadapter stderr (last lines):\n{self.stderr_tail}"
 
 
-class AdapterFailure(Exception):
+class AdapterFailure(KitError):
     """An exchange that went wrong below the level of answers: the stream cannot be trusted.
 
     ``kind`` is ``crash`` (the adapter exited or closed its stdout), ``timeout`` (no answer

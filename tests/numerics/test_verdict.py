@@ -196,7 +196,7 @@ def test_a_precision_only_port_fails_exact_and_passes_under_its_profile(
 
 @pytest.fixture(scope="module")
 def known(suite: list[Vector]) -> dict[str, Any]:
-    from conformance.explain import kills
+    from conformance.explain import known_kills as kills
 
     return kills.load(suite)
 

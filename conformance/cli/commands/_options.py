@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from conformance.suite.checks import ProtocolCheck
+    from conformance.suite.protocol_checks import ProtocolCheck
     from conformance.suite.vectors import Vector
 
 
@@ -118,7 +118,7 @@ def load_checks(paths: Sequence[str]) -> list[ProtocolCheck]:
     ValueError with a one-line message naming the first file that cannot be used."""
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
-    from conformance.suite.checks import CheckError
+    from conformance.suite.protocol_checks import CheckError
     from conformance.suite.stream import load_checks as load
 
     try:

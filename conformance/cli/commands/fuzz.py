@@ -226,7 +226,7 @@ def _fuzz_protocol(
 ) -> int:
     """``fuzz --protocol``: raw lines, a fresh session each, a difference saved as a check."""
     from conformance.spec.text import escape
-    from conformance.suite.checks import dumps_check
+    from conformance.suite.protocol_checks import dumps_check
     from conformance.tools import fuzz, protocol_fuzz
 
     sessions = args.max_examples or protocol_fuzz.DEFAULT_MAX_SESSIONS

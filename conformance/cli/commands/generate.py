@@ -40,7 +40,7 @@ def out_problem(out: Path) -> str | None:
     yet) whose JSON files are all vectors: a mistyped ``--out`` (a file, ``schema/``, a project
     directory with a ``package.json``) is refused before anything is touched.
     """
-    from conformance.suite.checks import CHECK_FORMAT
+    from conformance.suite.protocol_checks import CHECK_FORMAT
     from conformance.suite.vectors import VECTOR_FORMAT
 
     problem = output_problem("--out", str(out), directory=True)

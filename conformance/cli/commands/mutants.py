@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
         vectors = load_vectors(args.paths)
     except ValueError as error:
         return _error(str(error))
-    from conformance.explain.killing import kill_matrix
+    from conformance.explain.kill_matrix import kill_matrix
     from conformance.report.terminal import StatusLine
 
     status = StatusLine()

@@ -23,7 +23,7 @@ from conformance.cli.commands._options import (
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
-from conformance.suite.checks import CheckError
+from conformance.suite.protocol_checks import CheckError
 
 if TYPE_CHECKING:
     from conformance.report.terminal import RunContext

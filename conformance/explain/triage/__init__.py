@@ -3,7 +3,7 @@ and the failures grouped by where the port first diverged.
 
 :func:`triage` is the one entry: it leaves out the vectors too long to replay, runs the search
 (:mod:`.search`: singles from the shipped kill table, a beam over the steps, the best replayed
-in process), groups the failures (:mod:`.groups`) and returns what it found (:mod:`.findings`:
+in process), groups the failures (:mod:`.groups`) and returns what it found (:mod:`.explanations`:
 :class:`Triage`, whose ``lines`` and ``to_json`` the reports show).
 
 Invariant: everything here is a function of the vectors, the port's answers and the catalogue:
@@ -18,7 +18,7 @@ from typing import Any
 
 from conformance import mutants
 from conformance.explain.triage import search
-from conformance.explain.triage.findings import Likely, Part, Triage, Unconfirmed, part_of
+from conformance.explain.triage.explanations import Likely, Part, Triage, Unconfirmed, part_of
 from conformance.explain.triage.groups import GROUPS, Group, divergence_kind, group_failures
 from conformance.explain.triage.search import Engine, Scored
 from conformance.suite.vectors import LONG_VECTOR

@@ -9,7 +9,7 @@ the port crashed counts as the same answer), and *agrees* on a passing vector wh
 too; candidates rank by the vectors they reproduce in all.
 
 The search costs little because most of it is known in advance: what every catalogued mistake
-answers on every committed vector is shipped (:mod:`conformance.explain.kills`), and a mistake
+answers on every committed vector is shipped (:mod:`conformance.explain.known_kills`), and a mistake
 that is *inert* on a vector (answers and scores the reference's) changes nothing there in any
 combination. Single mistakes are scored from that table alone; a beam over the steps, guided by
 the failing vectors each mistake reproduces on its own, proposes combinations, estimated from
@@ -35,9 +35,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from conformance.explain import kills
+from conformance.explain import known_kills
 from conformance.explain.play import compose, digest, play
-from conformance.explain.triage.findings import Likely, part_of
+from conformance.explain.triage.explanations import Likely, part_of
 from conformance.judge.outcomes import (
     DIES,
     Outcome,
@@ -203,7 +203,7 @@ class Engine:
         self.runs = runs
         self.failing = [run for run in runs if not run.passed]
         self.passing = [run for run in runs if run.passed]
-        self.known = kills.load([run.source for run in runs])
+        self.known = known_kills.load([run.source for run in runs])
         self.replayed = 0
         self.combinations = 0
         self._exact: dict[tuple[int, ...], Scored] = {}
@@ -676,7 +676,7 @@ class Engine:
 
         ran = {run.id for run in self.runs}
         try:
-            table = json.loads(kills.PATH.read_text(encoding="utf-8"))
+            table = json.loads(known_kills.PATH.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             return None
         outside = sorted(key for key in table if key != "numpy" and key not in ran)
@@ -687,7 +687,7 @@ class Engine:
             path = resources.suite_dir() / f"{vector_id}.json"
             if path.is_file():
                 entries.append(SuiteEntry(vector_id, path))
-        known = kills.load(entries)
+        known = known_kills.load(entries)
         groups = [[self.singles[index].mutant for index in item.indices] for item in alike]
         replays = 0
         for entry in entries:

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.text import split_description
-from conformance.suite.checks import THEME, ProtocolCheck, load_check
+from conformance.suite.protocol_checks import THEME, ProtocolCheck, load_check
 from conformance.suite.validation import CheckDraft, realize
 from conformance.suite.vectors import is_protocol_check_file
 

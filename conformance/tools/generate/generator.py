@@ -32,7 +32,7 @@ from conformance.policy.reference import new_policy
 from conformance.report import outputs
 from conformance.spec.errors import GenerationError
 from conformance.spec.protocol import decoded
-from conformance.suite.checks import check_files
+from conformance.suite.protocol_checks import check_files
 from conformance.suite.tags import load_vocabulary
 from conformance.suite.validation import check_document, check_problems
 from conformance.suite.vectors import Call, Vector, dumps_vector

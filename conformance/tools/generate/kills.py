@@ -1,6 +1,6 @@
 """``python -m conformance.tools.generate.kills``: recompute ``conformance/data/kills.json``, what
 every catalogued mistake answers on every committed vector (the file's format and its reader are
-:mod:`conformance.explain.kills`), from a checkout.
+:mod:`conformance.explain.known_kills`), from a checkout.
 
 Each vector's entry replays the whole catalogue with scores traced, and entries do not depend on
 each other, so ``--jobs`` worker processes of this interpreter compute them side by side: the
@@ -17,7 +17,7 @@ from collections.abc import Iterable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from typing import Any
 
-from conformance.explain import kills
+from conformance.explain import known_kills
 from conformance.report.outputs import write_text
 from conformance.spec import resources
 from conformance.suite.vectors import Vector, load_suite
@@ -28,9 +28,9 @@ def compute(vectors: Iterable[Vector], jobs: int = 1) -> dict[str, Any]:
     ordered = sorted(vectors, key=lambda v: v.id)
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as pool:
-            entries = list(pool.map(kills.entry, ordered, chunksize=1))
+            entries = list(pool.map(known_kills.entry, ordered, chunksize=1))
     else:
-        entries = [kills.entry(vector) for vector in ordered]
+        entries = [known_kills.entry(vector) for vector in ordered]
     return {vector.id: item for vector, item in zip(ordered, entries, strict=True)}
 
 
@@ -46,8 +46,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     vectors = load_suite([str(resources.suite_dir())])
-    write_text(kills.PATH, kills.dumps(compute(vectors, jobs=args.jobs)))
-    print(f"wrote {kills.PATH} ({len(vectors)} vectors)")
+    write_text(known_kills.PATH, known_kills.dumps(compute(vectors, jobs=args.jobs)))
+    print(f"wrote {known_kills.PATH} ({len(vectors)} vectors)")
     return 0
 
 

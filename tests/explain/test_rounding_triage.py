@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from conformance.explain.rounding import Rounding, rounding, with_rounding
+from conformance.explain.rounding_triage import Rounding, rounding, with_rounding
 from conformance.numerics.profiles import profile_named
 from conformance.runner.run import Run
 from conformance.spec import resources
@@ -77,7 +77,7 @@ def test_the_rounding_line_comes_first() -> None:
     )
     led = with_rounding(Stub(), [], [])  # nothing failed: the triage as it was
     assert isinstance(led, Stub)
-    from conformance.explain.rounding import WithRounding
+    from conformance.explain.rounding_triage import WithRounding
 
     both = WithRounding(Stub(), found)
     assert both.lines()[0] == f"triage: {found.line()}"

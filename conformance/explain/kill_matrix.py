@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from conformance.explain import kills
+from conformance.explain import known_kills
 from conformance.explain.play import play
 from conformance.judge.checker import judge
 from conformance.judge.verdicts import PASS
@@ -156,12 +156,12 @@ def _with_guards(matrix: KillMatrix) -> KillMatrix:
 
 
 def shipped_matrix(vectors: Sequence[Vector], mutants: Iterable[Mutant]) -> KillMatrix:
-    """The kill matrix as the shipped outcomes (:mod:`conformance.explain.kills`) record it: a
+    """The kill matrix as the shipped outcomes (:mod:`conformance.explain.known_kills`) record it: a
     vector kills a mutant when the mutant's answers differ from the expected ones, which is
     when the checker fails it. Verdicts are not recorded there (``"killed"`` stands for them);
     a vector the file does not know is replayed and judged."""
 
-    known = kills.load(vectors)
+    known = known_kills.load(vectors)
     mutants = list(mutants)
     rows = []
     for mutant in mutants:

@@ -4,8 +4,8 @@ layout.
 A vector records policy calls; the runner encodes them, so it never sends a line a careful
 encoder would not write. A protocol check is the other half: exact bytes (invalid UTF-8, a
 byte-order mark, CRLF, blank lines, ``NaN``, ids beyond 2^53 ...) written to a new adapter
-process, whose answers are judged line by line (:mod:`conformance.judge.checks`). Each check is
-one file ``vectors/protocol/<name>.json`` (format ``snapkv-protocol-check/1``, schema
+process, whose answers are judged line by line (:mod:`conformance.judge.check_answers`). Each
+check is one file ``vectors/protocol/<name>.json`` (format ``snapkv-protocol-check/1``, schema
 ``schema/protocol-check.schema.json``) naming the SPEC rule it tests and the porting bug it
 catches.
 

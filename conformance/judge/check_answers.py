@@ -14,7 +14,7 @@ from typing import Any
 from conformance.judge import verdicts
 from conformance.judge.answers import LineFault, decode_answer, echoes_id
 from conformance.spec.protocol import same_integer, scores_problem
-from conformance.suite.checks import ProtocolCheck, line_of, op_of
+from conformance.suite.protocol_checks import ProtocolCheck, line_of, op_of
 
 
 def judge_check(
