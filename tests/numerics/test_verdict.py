@@ -211,7 +211,7 @@ def mutant_failures(name: str, suite: list[Vector], known: dict[str, Any]) -> li
     failing = []
     for vector in suite:
         entry = known.get(vector.id)
-        if entry is not None and name not in entry.kills and name not in entry.unknown:
+        if entry is not None and name not in entry.kills:
             continue
         outcomes = play(policy, vector).outcomes
         if outcomes != expected_outcomes(vector):
@@ -248,3 +248,54 @@ def test_every_catalogued_mistake_fails_under_every_profile_unless_it_is_only_ar
                 f"{name} passes under {profile}: add a vector that separates it, or document "
                 "it in NUMERICALLY_EQUIVALENT"
             )
+
+
+# -- semantic mistakes, each over the arithmetic of the profile that judges it -----------------
+
+
+def semantic_cases() -> list[Any]:
+    from tests.support.semantic_ports import EQUIVALENT_UNDER, MISTAKES
+
+    cases = []
+    for mistake in MISTAKES:
+        for profile in PROFILE_NAMES:
+            equivalent = profile in EQUIVALENT_UNDER.get(mistake, ((), ""))[0]
+            marks = [pytest.mark.slow] if equivalent else []  # the whole suite is replayed
+            cases.append(pytest.param(mistake, profile, id=f"{mistake}-{profile}", marks=marks))
+    return cases
+
+
+@pytest.mark.parametrize(("mistake", "profile"), semantic_cases())
+def test_a_semantic_mistake_fails_under_a_profile_even_in_that_profile_s_own_arithmetic(
+    suite: list[Vector], mistake: str, profile: str
+) -> None:
+    """A GPU or BLAS port with one semantic mistake (tests/support/semantic_ports.py: prefix
+    sums, running sums, renormalised rows, a step clock, value-only top-k, a masked cache,
+    paged eviction, a protected-window slip, flushed subnormals), written over the arithmetic
+    of the profile that judges it, fails some committed vector under that profile, and that
+    vector is not one its arithmetic alone fails there: the mistake is what failed it. Where a
+    mistake cannot be told from the profile's rounding, the port passes under it on the
+    whole suite (the argument in ``EQUIVALENT_UNDER``)."""
+    from tests.support.semantic_ports import BASE_OF, EQUIVALENT_UNDER, semantic_port
+
+    judged_under = profile_named(profile)
+    port = semantic_port(mistake, profile)
+    differing = 0
+    for vector in sorted(suite, key=lambda v: (len(v.calls), v.id)):
+        outcomes = port_outcomes(port, vector)
+        if outcomes == expected_outcomes(vector):
+            continue
+        differing += 1
+        result = judge_numerics(vector, outcomes, judged_under)
+        if profile in EQUIVALENT_UNDER.get(mistake, ((), ""))[0]:
+            assert result.status != FAIL, result.describe()
+            continue
+        if result.status == FAIL:
+            alone = port_outcomes(BASE_OF[profile].base, vector)
+            assert judge_numerics(vector, alone, judged_under).status != FAIL, vector.id
+            return
+    assert differing, f"{mistake} answers the whole suite exactly: it tests nothing"
+    assert profile in EQUIVALENT_UNDER.get(mistake, ((), ""))[0], (
+        f"{mistake} over {profile} arithmetic passes under {profile}: add a vector that "
+        "separates it, or document the equivalence"
+    )
