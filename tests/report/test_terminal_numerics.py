@@ -52,3 +52,18 @@ def test_junit_skips_what_the_profile_cannot_judge(under_float32: RunResult) -> 
     assert within.find("failure") is None and within.find("skipped") is None
     assert "within float32" in within.find("system-out").text
     assert root.get("failures") == "0"
+
+
+def test_the_report_schema_names_every_profile_and_status() -> None:
+    """The JSON report's schema lists exactly the profiles ``--numerics`` takes and the
+    statuses a vector can have under one, so a report never carries a value it refuses."""
+    import json
+
+    from conformance.numerics.profiles import PROFILE_NAMES
+    from conformance.numerics.verdict import STATUSES
+
+    schema = json.loads(
+        (resources.suite_dir().parent / "schema" / "report.schema.json").read_text()
+    )
+    assert tuple(schema["$defs"]["profile"]["enum"]) == PROFILE_NAMES
+    assert tuple(schema["$defs"]["numerics"]["properties"]["status"]["enum"]) == STATUSES
