@@ -374,6 +374,7 @@ _SHARED_NAMES = {
     "bench": {"conformance/cli/commands/bench.py", "conformance/tools/bench.py"},
     "fuzz": {"conformance/cli/commands/fuzz.py", "conformance/tools/fuzz.py"},
     "matrix": {"conformance/cli/commands/matrix.py", "conformance/tools/matrix.py"},
+    "show": {"conformance/cli/commands/show.py", "conformance/report/show.py"},
     **{
         family: {
             f"conformance/mutants/{family}.py",

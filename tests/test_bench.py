@@ -51,13 +51,13 @@ def test_an_adapter_that_cannot_start_is_a_usage_error() -> None:
 
 
 def test_answers_that_differ_only_in_spelling_agree_by_value() -> None:
-    reference = b'{"id":2,"ok":true}\n{"id":3,"ok":true,"victims":[]}\n'
+    reference = b'{"id":1,"ok":true}\n{"id":2,"ok":true,"victims":[]}\n'
     assert bench.agreement(reference, reference) == "bytes"
-    spelled = b'{"ok": true, "id": 2}\r\n{"victims":[],"id":3,"ok":true}\n'
+    spelled = b'{"ok": true, "id": 1}\r\n{"victims":[],"id":2,"ok":true}\n'
     assert bench.agreement(reference, spelled) == "values"
     assert bench.agreement(reference, reference[:19]).startswith("2 answers")
-    wrong = b'{"id":2,"ok":true}\n{"id":3,"ok":true,"victims":[1]}\n'
-    assert bench.agreement(reference, wrong).startswith("answer 3 differs")
+    wrong = b'{"id":1,"ok":true}\n{"id":2,"ok":true,"victims":[1]}\n'
+    assert bench.agreement(reference, wrong).startswith("the answer to request id 2 differs")
 
 
 def test_workload_streams_are_deterministic_and_steady() -> None:

@@ -7,6 +7,7 @@ expectations come from the reference, against the reference adapter or a planted
 from __future__ import annotations
 
 import shlex
+import subprocess
 import sys
 import textwrap
 import xml.etree.ElementTree as ET
@@ -62,6 +63,23 @@ def test_items_fail_with_the_checkers_verdict(pytester, suite):
     assert "    expected: [0]\n    actual:   [1]\n" in output
     assert "collected 4 items" in output
     assert pytester.runpytest(*snapkv(REFERENCE, suite)).ret == pytest.ExitCode.OK
+
+
+def test_a_failure_ends_with_the_command_that_shows_the_vector_in_the_suite_run(pytester, suite):
+    """As run's FAIL blocks: the suite given by --snapkv-vectors is named, so the command
+    finds the vector that failed, not the committed suite's (which has no tiny/ties)."""
+    result = pytester.runpytest(*snapkv(TIES, suite))
+    command = f"snapkv-conformance show tiny/ties {shlex.quote(str(suite))}"
+    assert f"    its calls and the answers due: {command}\n" in result.stdout.str()
+    shown = subprocess.run(
+        [sys.executable, "-m", "conformance", *shlex.split(command)[1:]],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert shown.returncode == 0, shown.stderr
+    assert shown.stdout.startswith("tiny/ties (vector)\n")
 
 
 def test_beside_the_projects_own_tests(pytester, suite):

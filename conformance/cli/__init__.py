@@ -30,6 +30,7 @@ from conformance.transport import process
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``.
 COMMANDS: tuple[str, ...] = (
     "run",
+    "show",
     "validate",
     "generate",
     "adapter",
