@@ -67,6 +67,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="seconds allowed for each adapter answer (default 10)",
     )
+    group.addoption(
+        "--snapkv-numerics",
+        default="exact",
+        metavar="PROFILE",
+        help="judge a failed vector again under a numerics profile (float64, float32, "
+        "bfloat16, float16, float16-result): within it the vector passes, and says so; where "
+        "its formats overflow it is skipped as n/a (default exact, the only verdict called "
+        "conformant; see docs/numerics.md)",
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -95,6 +104,13 @@ class SnapKVSession:
         problem = timeout_problem(self.timeout)
         if problem is not None:
             raise pytest.UsageError(f"--snapkv-timeout {problem}")
+        from conformance.numerics.profiles import profile_named
+
+        self.numerics = config.getoption("snapkv_numerics")
+        try:
+            profile_named(self.numerics)
+        except ValueError as error:
+            raise pytest.UsageError(f"--snapkv-numerics: {error}") from None
         self._signals = contextlib.ExitStack()
         #: The exit status pytest ends with on our account: a stop signal's, or a fault's.
         self._status: int | None = None
@@ -170,7 +186,12 @@ class SnapKVSession:
         if self._start_error is not None and not isinstance(item, ProtocolCheck):
             raise AdapterNotStarted(self._start_error)
         if self._run is None:
-            self._run = Run(adapter_argv=self.argv, timeout=self.timeout, triage=self._triage)
+            self._run = Run(
+                adapter_argv=self.argv,
+                timeout=self.timeout,
+                triage=self._triage,
+                numerics=self.numerics,
+            )
         try:
             return self._run.one(item)
         except StartError as error:  # a check's session: this check fails, the next may start
@@ -222,11 +243,13 @@ class SnapKVSession:
         for warning in finished.warnings if finished is not None else ():
             terminalreporter.write_line(f"snapkv: warning: {warning}")
         found = finished.triage if finished is not None else None
+        results = finished.results if finished is not None else []
         why = finished.no_triage if finished is not None else ""
         if self._worker_results:  # under pytest-xdist the items ran in the workers
             from conformance.runner.run import RunResult, triage_into
 
-            whole = RunResult([_result_from_wire(data) for data in self._worker_results], None)
+            results = [_result_from_wire(data) for data in self._worker_results]
+            whole = RunResult(list(results), None, numerics=self.numerics)
             try:
                 vectors, checks = _load(self.paths)
             except pytest.UsageError as error:  # a file changed since it ran
@@ -240,6 +263,12 @@ class SnapKVSession:
                 self._stopped(whole)
                 if self._status is not None and self._session is not None:
                     self._session.exitstatus = self._status
+        if self.numerics != "exact" and results:
+            from conformance.report.terminal import summary_line
+            from conformance.runner.run import RunResult
+
+            under = RunResult(list(results), None, numerics=self.numerics)
+            terminalreporter.write_line(f"snapkv --numerics {self.numerics}: {summary_line(under)}")
         for fault in self._faults:
             terminalreporter.write_line(f"snapkv: {fault}")
         if found is not None or why:
@@ -294,6 +323,8 @@ def _result_to_wire(result: VectorResult) -> str:
 
     data = dataclasses.asdict(result)
     data["errored"] = isinstance(result.judged, Errored)
+    if result.numerics is not None:  # an exact fraction, as its text
+        data["numerics"]["gap"] = str(result.numerics.gap)
     return json.dumps(data)
 
 
@@ -304,6 +335,13 @@ def _result_from_wire(text: str) -> VectorResult:
     from conformance.runner.results import VectorResult
 
     data = json.loads(text)
+    if data.get("numerics") is not None:
+        from fractions import Fraction
+
+        from conformance.numerics.verdict import NumericsVerdict
+
+        numerics = data["numerics"]
+        data["numerics"] = NumericsVerdict(**{**numerics, "gap": Fraction(numerics["gap"])})
     judged = data.pop("judged")
     # The triage compares the answers' outcomes as tuples: JSON gave lists.
     judged["answers"] = _tuples(judged.get("answers", ()))
@@ -381,6 +419,11 @@ class VectorItem(_SuiteItem):
         session = self.config.pluginmanager.get_plugin("snapkv-session")
         assert isinstance(session, SnapKVSession)
         result = session.one(self.vector)
+        if result.tolerated and result.numerics is not None:
+            if result.numerics.ok:  # within the profile: passes, and says so
+                self.user_properties.append(("snapkv-numerics", result.numerics.describe()))
+                return
+            pytest.skip(result.numerics.describe())
         if not result.passed:
             raise VectorFailed(result)
 

@@ -119,6 +119,55 @@ EQUIVALENT: tuple[tuple[str, str], ...] = (
 )
 
 
+#: Mistakes that change only the arithmetic of the window sums (the precision they are stored
+#: or added in, or the order of the additions), with the numerics profiles whose arithmetic
+#: they use: ``run --numerics P`` passes them there (SPEC.md, appendix "Numerics profiles").
+#: Every other mistake of the catalogue fails under every profile, but those of
+#: :data:`NUMERICALLY_EQUIVALENT`.
+PRECISION_ONLY: dict[str, tuple[str, ...]] = {
+    "float16-history": ("float16",),
+    "bfloat16-history": ("bfloat16",),
+    "float32-accumulation": ("float32",),
+    "sums-stored-as-float32": ("float32",),
+    "pairwise-summation": ("float64",),
+    "reversed-slot-order": ("float64",),
+    "chronological-order": ("float64",),
+    # Compensated sums are more accurate than any plain order; on every committed vector they
+    # land within float64's bound, which is what the profile asks.
+    "kahan-summation": ("float64",),
+    "neumaier-summation": ("float64",),
+    "simd-lanes-4": ("float64",),
+    "simd-lanes-8": ("float64",),
+    "simd-lanes-16": ("float64",),
+    "fast-math-vectorised-sums": ("float64",),
+}
+
+#: Semantic mistakes that no vector can tell from rounding under some numerics profiles: the
+#: profiles, and the argument. Each fails the exact suite and every other profile.
+NUMERICALLY_EQUIVALENT: dict[str, tuple[tuple[str, ...], str]] = {
+    "new-keeps-cursor": (
+        ("float64", "float32", "bfloat16", "float16", "float16-result"),
+        "A new policy starting with the previous cursor writes every ring from the same "
+        "offset: each ring holds the reference's weights rotated by one shared amount, so its "
+        "sums are the same weights added in another order, the same order for every ring "
+        "(identical rings stay identical, zero rings zero). Every profile admits any order.",
+    ),
+    "mean-over-window": (
+        ("float32", "bfloat16", "float16", "float16-result"),
+        "Dividing every sum by obsWindow is a positive scale, which ranks as the sums do, plus "
+        "one float64 rounding (never an underflow: a sum is at least 2^-149 and obsWindow at "
+        "most 2^31 - 1). So its choices are those of the slot-order sums each moved by at "
+        "most 2^-53 relatively, which keeps identical rings equal and zero rings zero, and "
+        "for two or more nonzero weights stays far inside eps(n) >= gamma_1(2^-24) of these "
+        "profiles. A single-weight ring's sum is exact under float32, but two distinct "
+        "float32 values differ by at least 2^-24 relatively and one rounding of 2^-53 cannot "
+        "merge or swap them, so an increasing map that fixes every single-weight sum moves "
+        "the others by about 2^-52 at most. float64's bound (gamma_(n-1)(2^-53)) is too "
+        "tight for the extra rounding, and summation/mean-over-window-trap fails it.",
+    ),
+}
+
+
 def names() -> list[str]:
     """The catalogued mutant names, in catalogue order."""
     return [mutant.name for mutant in CATALOGUE]

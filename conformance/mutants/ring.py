@@ -24,6 +24,24 @@ NULL_STEP_WITNESS = Witness(
     (step(0), step(1, [1.0]), step(2), step(3, [0.5, 1.0, 1.0]), EVICT),
 )
 
+# obsWindow 3: B (position 1) is admitted one write after A (position 0), and A's first weight
+# (slot 0) is overwritten by the fourth write, so both rings end as [2^-53, 2^-53, 1]: identical
+# slot for slot, summing to 1 + 2^-52, a tie that evicts A. With a cursor per position, B's ring
+# holds the same weights rotated, [2^-53, 1, 2^-53], which sums to 1, and B goes. Identical
+# rings sum alike in every arithmetic, so no numerics profile admits that (a witness on which
+# only the order of the additions differs would pass under every profile but exact).
+IDENTICAL_RINGS_WITNESS = Witness(
+    params(4, 1, 3, 1),
+    (
+        step(0),
+        step(1, [0.0]),
+        step(2, [EPS53, EPS53]),
+        step(3, [1.0, 1.0, 4.0]),
+        step(4, [EPS53, EPS53, 4.0, 4.0]),
+        EVICT,
+    ),
+)
+
 # -- null and empty attention ----------------------------------------------------------------
 
 
@@ -142,7 +160,7 @@ class BFloat16History(Model):
     origin="a ring buffer object per token, each with its own write index starting at 0, so "
     "each ring holds the same weights rotated and sums them in a different order",
     keywords=("shared cursor", "per-position cursor", "own cursor"),
-    witness=ring_trap(3, [[EPS53, EPS53, 1.0], [0.0, 0.0, 1.0]], lead=True),
+    witness=IDENTICAL_RINGS_WITNESS,
 )
 class PerPositionCursor(Model):
     """Each kept position writes its ``t``-th observed weight to its own slot ``t % obsWindow``."""

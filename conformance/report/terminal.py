@@ -2,7 +2,10 @@
 
 The terminal summary ends with exactly one line ``N passed, M failed``, where M counts what
 fails the run (a failure not listed as known, or a listed vector that passed) and N the passes
-that are not listed; known failures that still fail are reported on a line of their own. The
+that are not listed; known failures that still fail are reported on a line of their own. Under
+a numerics profile P (``run --numerics P``) it is ``N exact, W within P, K n/a, M failed``,
+after one line per vector that is ``within P`` or ``n/a for P``: exact passes stay apart from
+rounding, and only exact is called conformant. The
 JSON report validates against ``schema/report.schema.json`` (format ``snapkv-report/1``).
 """
 
@@ -24,6 +27,8 @@ from typing import IO, Any
 
 from conformance import __version__
 from conformance.judge.verdicts import PROCESS_VERDICTS, VERDICTS
+from conformance.numerics.profiles import EXACT
+from conformance.numerics.verdict import NOT_APPLICABLE
 from conformance.report.outputs import write_output
 from conformance.report.show import show_command
 from conformance.runner.results import VectorResult
@@ -157,6 +162,8 @@ def format_result(result: VectorResult, paths: Sequence[str] = ()) -> str:
     if result.expected is not None or result.actual is not None:
         lines.append(f"    expected: {json_text(result.expected, DISPLAY_LIMIT)}")
         lines.append(f"    actual:   {json_text(result.actual, DISPLAY_LIMIT)}")
+    if result.numerics is not None and not result.tolerated:
+        lines.append(f"    under {result.numerics.profile}: {escape(result.numerics.describe())}")
     if result.diagnosis:
         lines.append(f"    diagnosis: {escape(result.diagnosis)}")
     if result.catches:
@@ -182,7 +189,9 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
         (r for r in run.results if r.fails_run), key=lambda r: is_generated(r.vector_id)
     )
     lines = [format_result(r, context.paths) for r in failing]
-    known = [r for r in run.results if r.known_failure and not r.passed]
+    tolerated = [r for r in run.results if r.tolerated and not r.fails_run]
+    lines.extend(escape(r.describe(), one_line=True) for r in tolerated)
+    known = [r for r in run.results if r.known_failure and not (r.passed or r.tolerated)]
     lines.extend(format_result(r).splitlines()[0] for r in known)
     if run.triage is not None:
         lines.append("")
@@ -212,8 +221,20 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
             f"still failing, {counts['stale_known_failures']} now passing"
         )
     lines.extend(f"warning: {escape(warning)}" for warning in run.warnings)
-    lines.append(f"{counts['passed']} passed, {counts['failed']} failed")
+    lines.append(summary_line(run))
     return "\n".join(lines)
+
+
+def summary_line(run: RunResult) -> str:
+    """The last line: ``N passed, M failed``; under a numerics profile P
+    ``N exact, W within P, K n/a, M failed``."""
+    counts = run.counts
+    if run.numerics == EXACT:
+        return f"{counts['passed']} passed, {counts['failed']} failed"
+    return (
+        f"{counts['passed']} exact, {counts['within']} within {run.numerics}, "
+        f"{counts['not_applicable']} n/a, {counts['failed']} failed"
+    )
 
 
 #: Characters of an expected or actual value shown in a failure.
@@ -252,6 +273,7 @@ def json_report(run: RunResult, context: RunContext | None = None) -> dict[str, 
             "ids": sorted(context.known_failures),
         },
         "duration": round(run.duration, 6),
+        "numerics": run.numerics,
         "summary": {**counts, "verdicts": {v: verdicts[v] for v in VERDICTS}},
         "ok": run.ok and not run.interrupted,
         **({"interrupted": True} if run.interrupted else {}),
@@ -343,6 +365,8 @@ def _properties(run: RunResult, context: RunContext) -> list[tuple[str, str]]:
         pairs.append(("adapter.argv", json.dumps(run.adapter_argv)))
     if run.shard is not None:
         pairs.append(("shard", f"{run.shard[0]}/{run.shard[1]}"))
+    if run.numerics != EXACT:
+        pairs.append(("numerics", run.numerics))
     if context.known_failures_file is not None:
         pairs.append(("known_failures", context.known_failures_file))
     if run.triage is not None:
@@ -363,15 +387,20 @@ def _testcase(result: VectorResult, paths: Sequence[str] = ()) -> tuple[ET.Eleme
     kind = "passed"
     if result.fails_run:
         kind = "error" if result.verdict in PROCESS_VERDICTS else "failure"
-    elif result.known_failure:
+    elif result.known_failure or (
+        result.numerics is not None and result.numerics.status == NOT_APPLICABLE
+    ):
         kind = "skipped"
     if kind != "passed":
         attributes = {"message": _xml_text(result.describe())}
         if kind != "skipped":  # junit-10.xsd allows only a message on <skipped>
-            attributes["type"] = result.verdict if not result.passed else "stale-known-failure"
+            stale = result.passed or result.tolerated
+            attributes["type"] = "stale-known-failure" if stale else result.verdict
         child = ET.SubElement(case, kind, attributes)
         if kind != "skipped":
             child.text = _xml_text(format_result(result, paths))
+    if result.tolerated and kind == "passed":  # within the profile: said, not hidden
+        ET.SubElement(case, "system-out").text = _xml_text(result.describe())
     if result.stderr_tail and kind != "passed":
         ET.SubElement(case, "system-err").text = _xml_text(result.stderr_tail)
     return case, kind

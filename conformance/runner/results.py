@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from conformance.judge.verdicts import Judged
+from conformance.numerics.verdict import NOT_APPLICABLE, WITHIN, NumericsVerdict
 
 
 def _judged(name: str) -> Any:
@@ -34,7 +35,10 @@ class VectorResult:
     instead); ``diagnosis``, the scores diagnosis of a wrong evict, and ``divergence``, where it
     found the port first diverged (``sums``, ``pooled``, ``ties``, ``selection``), for triage's
     groups; the adapter's ``stderr_tail``; ``duration``, from the first request to the
-    verdict; ``known_failure``, whether the item is listed as one.
+    verdict; ``known_failure``, whether the item is listed as one; ``numerics``, in a run under
+    a numerics profile (``run --numerics P``), the failed vector judged under it
+    (:func:`conformance.numerics.verdict.judge_numerics`; None for a pass, a protocol check, or
+    an exact run).
     """
 
     judged: Judged
@@ -45,6 +49,7 @@ class VectorResult:
     stderr_tail: str = ""
     duration: float = 0.0
     known_failure: bool = False
+    numerics: NumericsVerdict | None = None
 
     # -- the judge's result, read through (see :mod:`conformance.judge.verdicts`) ----------
 
@@ -64,13 +69,24 @@ class VectorResult:
     # -- the run's -------------------------------------------------------------------------
 
     @property
+    def tolerated(self) -> bool:
+        """Failed exactly, but every difference is rounding the run's numerics profile admits
+        (``within P``), or the profile cannot judge it (``n/a for P``): it fails nothing."""
+        return self.numerics is not None and self.numerics.status in (WITHIN, NOT_APPLICABLE)
+
+    @property
     def fails_run(self) -> bool:
-        """A failure not listed as known, or a listed one that passed (the list went stale)."""
-        return self.passed == self.known_failure
+        """A failure not listed as known (``within P`` and ``n/a for P`` are not failures), or
+        a listed one that passed (the list went stale)."""
+        return (self.passed or self.tolerated) == self.known_failure
 
     def describe(self) -> str:
-        """One line: ``<id>: call <i> (<op>): <verdict>: <message>``."""
-        if self.passed:
+        """One line: ``<id>: call <i> (<op>): <verdict>: <message>``; under a numerics profile
+        ``<id>: within P (...)``, ``<id>: call <i> (<op>): n/a for P: <why>``, or, for a
+        failure, the exact verdict's line."""
+        if self.numerics is not None and self.tolerated:
+            text = self.numerics.describe()
+        elif self.passed:
             text = f"{self.vector_id}: pass"
         elif self.call_index is None:
             text = f"{self.vector_id}: {self.verdict}: {self.message}"
@@ -79,7 +95,7 @@ class VectorResult:
                 f"{self.vector_id}: call {self.call_index} ({self.op}): "
                 f"{self.verdict}: {self.message}"
             )
-        if self.known_failure and self.passed:
+        if self.known_failure and (self.passed or self.tolerated):
             text += " (listed as a known failure, but it passes: remove it from the list)"
         return text
 
@@ -103,4 +119,5 @@ class VectorResult:
             "exit_status": self.exit_status,
             "stderr_tail": self.stderr_tail,
             "duration": round(self.duration, 6),
+            "numerics": None if self.numerics is None else self.numerics.to_json(),
         }

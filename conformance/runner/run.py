@@ -23,6 +23,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from conformance.numerics.profiles import EXACT, profile_named
+from conformance.numerics.verdict import NOT_APPLICABLE, WITHIN
 from conformance.runner.check_sessions import run_checks
 from conformance.runner.client import Client, Handshake
 from conformance.runner.results import VectorResult
@@ -91,6 +93,8 @@ class RunResult:
     triage: Explanation | None = None
     #: Stopped by a stop signal while running: ``results`` hold only the items that finished.
     interrupted: bool = False
+    #: The numerics profile the run judged failures under (``exact``: none).
+    numerics: str = EXACT
     #: The stop signal (a ``KeyboardInterrupt``) that came during the triage, after every item
     #: was judged: the results are whole and the triage is left out (with a warning). A front
     #: end writes its outputs, then raises it (:func:`triage_into`).
@@ -100,17 +104,32 @@ class RunResult:
 
     @property
     def counts(self) -> dict[str, int]:
-        """``passed`` and ``failed`` are what the summary line says; they add up to ``total``
-        minus ``known_failures``. ``stale_known_failures`` (listed, but passed) are counted
-        in ``failed``."""
+        """``passed`` (exactly), ``within`` and ``not_applicable`` (present under a numerics
+        profile only) and ``failed`` are what the summary line says; they add up to ``total``
+        minus ``known_failures``. ``stale_known_failures`` (listed, but passed) are counted in
+        ``failed``."""
         results = self.results
-        return {
+
+        def under(status: str) -> int:
+            return sum(
+                r.numerics is not None and r.numerics.status == status and not r.known_failure
+                for r in results
+            )
+
+        counts = {
             "total": len(results),
             "passed": sum(r.passed and not r.known_failure for r in results),
             "failed": sum(r.fails_run for r in results),
-            "known_failures": sum(not r.passed and r.known_failure for r in results),
-            "stale_known_failures": sum(r.passed and r.known_failure for r in results),
+            "known_failures": sum(
+                not (r.passed or r.tolerated) and r.known_failure for r in results
+            ),
+            "stale_known_failures": sum(
+                (r.passed or r.tolerated) and r.known_failure for r in results
+            ),
         }
+        if self.numerics != EXACT:
+            counts.update(within=under(WITHIN), not_applicable=under(NOT_APPLICABLE))
+        return counts
 
     @property
     def ok(self) -> bool:
@@ -119,23 +138,42 @@ class RunResult:
 
 
 def triaged(
-    vectors: Sequence[Any], results: Sequence[VectorResult], checks: Sequence[Any] = ()
+    vectors: Sequence[Any],
+    results: Sequence[VectorResult],
+    checks: Sequence[Any] = (),
+    numerics: str = EXACT,
 ) -> Explanation | None:
     """The triage of a run, or None when none of its items failed unlisted: which catalogued
     mistakes and protocol-level choices answer as the port did on ``vectors`` and the protocol
     ``checks`` (their results among ``results``). ``vectors`` and ``checks`` may be suite
-    entries: each is read only if something is replayed on it. The one place a run is
+    entries: each is read only if something is replayed on it. In an exact run (``numerics``),
+    when a numerics profile explains every failure as rounding, the first line says so
+    (:func:`conformance.explain.rounding_triage.with_rounding`). The one place a run is
     triaged."""
     ids = {item.id for item in (*vectors, *checks)}
     ran = [result for result in results if result.vector_id in ids]
-    # A stale known failure (a listed item that passes) fails the run but is no failure of
-    # the port: a run whose only faults are those has nothing to explain.
-    if not any(result.fails_run and not result.passed for result in ran):
+    # A stale known failure (a listed item that passes, or a vector within the numerics
+    # profile) fails the run but is no failure of the port: a run whose only faults are those
+    # has nothing to explain.
+    if not any(result.fails_run and not (result.passed or result.tolerated) for result in ran):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
+    from conformance.explain.rounding_triage import with_rounding
     from conformance.explain.triage import triage
 
-    return triage(list(vectors), ran, checks=list(checks))
+    found = triage(list(vectors), ran, checks=list(checks))
+    vector_ids = {vector.id for vector in vectors}
+    of_vectors = [result for result in ran if result.vector_id in vector_ids]
+    # Rounding explains vectors only: a failing protocol check is a mistake whatever the
+    # arithmetic, so the rounding line would not explain every failure.
+    a_check_failed = any(
+        result.fails_run and not result.passed
+        for result in ran
+        if result.vector_id not in vector_ids
+    )
+    if numerics != EXACT or a_check_failed:
+        return found
+    return with_rounding(found, vectors, of_vectors)
 
 
 def triage_into(result: RunResult, vectors: Sequence[Any], checks: Sequence[Any] = ()) -> None:
@@ -153,7 +191,7 @@ def triage_into(result: RunResult, vectors: Sequence[Any], checks: Sequence[Any]
     if process.interrupted():
         return
     try:
-        result.triage = triaged(vectors, result.results, checks)
+        result.triage = triaged(vectors, result.results, checks, result.numerics)
     except (KitError, OSError) as error:
         result.no_triage = (
             f"no triage: {escape(capped(str(error), KEEP_TEXT), one_line=True)} (was a vector "
@@ -184,7 +222,9 @@ class Run:
     (:func:`conformance.transport.process.interrupt_all`), so that a front end can write what
     finished. With ``validate_protocol`` every answer of an ``adapter_argv`` process is also
     held to the shipped response schema. With ``triage``, a failing run (a vector or a protocol
-    check failed) carries its triage (:func:`triage_into`).
+    check failed) carries its triage (:func:`triage_into`). ``numerics`` names the numerics
+    profile a failed vector is judged again under (:mod:`conformance.numerics`; ``exact``, the
+    default, judges nothing again).
     """
 
     vectors: Sequence[SuiteItem] = ()
@@ -198,6 +238,7 @@ class Run:
     progress: Progress | None = None
     validate_protocol: bool = False
     triage: bool = False
+    numerics: str = EXACT
     # The items run one at a time (:meth:`one`): their adapter, results and items.
     _runner: VectorRunner | None = field(default=None, init=False, repr=False)
     _results: list[VectorResult] = field(default_factory=list, init=False, repr=False)
@@ -209,6 +250,7 @@ class Run:
         if (self.adapter_argv is None) == (self.adapter_factory is None):
             raise ValueError("give exactly one of adapter_argv and adapter_factory")
         self.known_failures = frozenset(self.known_failures)
+        self._profile = profile_named(self.numerics)  # ValueError naming the choices
 
     def execute(self) -> RunResult:
         """Run everything; raise :class:`AdapterStartError` when the adapter cannot start,
@@ -226,7 +268,12 @@ class Run:
         result = self._result([])
         if self.vectors:
             ran = run_vectors(
-                self.vectors, self._client, jobs=self.jobs, known=self._known, progress=progress
+                self.vectors,
+                self._client,
+                jobs=self.jobs,
+                known=self._known,
+                progress=progress,
+                numerics=self._profile,
             )
             result.results, result.handshake = ran.results, ran.handshake
             result.jobs, result.warnings = ran.jobs, ran.warnings
@@ -249,7 +296,10 @@ class Run:
         else:
             if self._runner is None:
                 self._runner = VectorRunner(
-                    self._transport(), known=self._known, validate_protocol=self._validating
+                    self._transport(),
+                    known=self._known,
+                    validate_protocol=self._validating,
+                    numerics=self._profile,
                 )
             try:
                 result = self._runner.run(item)
@@ -320,6 +370,7 @@ class Run:
             adapter_argv=argv,
             jobs=self.jobs,
             timeout=self.timeout,
+            numerics=self.numerics,
         )
 
 

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from conformance.explain import diagnosis
 from conformance.judge import checker
 from conformance.judge.verdicts import CRASH, PROTOCOL_ERROR, Errored, Judged
+from conformance.numerics.profiles import Profile
+from conformance.numerics.verdict import judge_numerics
 from conformance.runner.client import Client
 from conformance.runner.results import VectorResult
 from conformance.suite.vectors import Vector
@@ -97,7 +99,12 @@ class _Held:
         self.judged = judged
         self.catches, self.elsewhere = diagnosis.explained(self.job.vector, judged)
 
-    def result(self, known: Container[str]) -> VectorResult:
+    def result(self, known: Container[str], numerics: Profile | None = None) -> VectorResult:
+        """The record; a failure judged again under ``numerics`` too, when it is a profile
+        other than exact (on the whole vector: a long one's weights are read again)."""
+        rejudged = None
+        if numerics is not None and not numerics.exact and not self.judged.passed:
+            rejudged = judge_numerics(self.job.whole(), self.judged.answers, numerics)
         return VectorResult(
             self.judged,
             catches=self.catches,
@@ -107,6 +114,7 @@ class _Held:
             stderr_tail=self.stderr_tail,
             duration=self.duration,
             known_failure=self.judged.vector_id in known,
+            numerics=rejudged,
         )
 
 
@@ -118,9 +126,10 @@ class Window:
     """The vectors in flight on one adapter (see the module docstring).
 
     Feed it with :meth:`run`; settled results go to ``settle`` in send order, each marked a
-    known failure when its id is in ``known``. :meth:`close` says ``bye`` and settles the last
-    vector. ``give_back`` receives the jobs a window gives up on after
-    :data:`MAX_FAILED_RESTARTS` failed restarts (another window may run them).
+    known failure when its id is in ``known``, and each failure judged again under the
+    ``numerics`` profile, if any. :meth:`close` says ``bye`` and settles the last vector.
+    ``give_back`` receives the jobs a window gives up on after :data:`MAX_FAILED_RESTARTS`
+    failed restarts (another window may run them).
     """
 
     def __init__(
@@ -132,10 +141,12 @@ class Window:
         max_requests: int = WINDOW_REQUESTS,
         cancelled: Callable[[], bool] = lambda: False,
         known: Container[str] = frozenset(),
+        numerics: Profile | None = None,
     ) -> None:
         self.adapter = adapter
         self.settle = settle
         self.known = known
+        self.numerics = numerics
         self.capacity = capacity
         self.max_requests = max_requests
         self.cancelled = cancelled
@@ -297,7 +308,7 @@ class Window:
             if self._received[0].diagnose:
                 break
             held = self._received.popleft()
-            self.settle(held.job.index, held.result(self.known))
+            self.settle(held.job.index, held.result(self.known, self.numerics))
 
     # -- diagnosis -----------------------------------------------------------------------------
 

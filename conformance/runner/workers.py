@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from typing import Union
 
 from conformance.judge.verdicts import CRASH, Errored
+from conformance.numerics.profiles import Profile
 from conformance.runner.client import Client, Handshake
 from conformance.runner.results import VectorResult
 from conformance.runner.window import Job, Window
@@ -75,14 +76,16 @@ def run_vectors(
     jobs: int = 1,
     known: Container[str] = frozenset(),
     progress: Progress | None = None,
+    numerics: Profile | None = None,
 ) -> Vectors:
     """Run ``vectors`` on ``jobs`` adapters in parallel, each a fresh ``client()``, and judge
-    every one. ``known`` are the ids listed as known failures. ``progress(result, done,
+    every one (a failure again under the ``numerics`` profile, if any). ``known`` are the ids
+    listed as known failures. ``progress(result, done,
     total)`` is called as each vector is settled, from one thread at a time. Raises
     :class:`AdapterStartError` when an adapter cannot start, :class:`VectorError` for a vector
     file that cannot be run."""
     jobs = max(1, min(jobs, len(vectors)))
-    suite = _Suite(list(vectors), known, progress)
+    suite = _Suite(list(vectors), known, progress, numerics)
     adapters: list[Client] = []
     threads: list[threading.Thread] = []
     workers: list[_Worker] = []
@@ -165,10 +168,15 @@ class _Suite:
     """The shared work list: hands out vectors in order and collects outcomes in order."""
 
     def __init__(
-        self, items: list[SuiteItem], known: Container[str], progress: Progress | None
+        self,
+        items: list[SuiteItem],
+        known: Container[str],
+        progress: Progress | None,
+        numerics: Profile | None = None,
     ) -> None:
         self.items = items
         self.known = known
+        self.numerics = numerics
         self.results: list[VectorResult | None] = [None] * len(items)
         self._next = 0
         self._returned: deque[Job] = deque()  # given back by a window that gave up
@@ -221,7 +229,11 @@ class _Worker:
     def __init__(self, adapter: Client, suite: _Suite) -> None:
         self.suite = suite
         self.window = Window(
-            adapter, suite.settle, cancelled=lambda: suite.cancelled, known=suite.known
+            adapter,
+            suite.settle,
+            cancelled=lambda: suite.cancelled,
+            known=suite.known,
+            numerics=suite.numerics,
         )
         #: What ended :meth:`work` early; :func:`run_vectors` re-raises it.
         self.error: Exception | None = None
@@ -248,7 +260,8 @@ class VectorRunner:
     ``bye`` and returns the warnings (an adapter that ignored ``bye``, ...). ``transport`` is
     spoken to through a :class:`~conformance.runner.client.Client`, ``adapter`` (with
     ``validate_protocol``, every answer held to the response schema too); a vector whose id is
-    in ``known`` is a known failure.
+    in ``known`` is a known failure; a failure is judged again under the ``numerics`` profile,
+    if any.
     """
 
     def __init__(
@@ -257,9 +270,11 @@ class VectorRunner:
         *,
         known: Container[str] = frozenset(),
         validate_protocol: bool = False,
+        numerics: Profile | None = None,
     ) -> None:
         self.adapter = Client(transport, validate_protocol=validate_protocol)
         self.known = known
+        self.numerics = numerics
         self._window: Window | None = None
         self._settled: list[VectorResult] = []
 
@@ -269,7 +284,10 @@ class VectorRunner:
             if self.adapter.handshake is None:
                 self.adapter.start()
             self._window = Window(
-                self.adapter, lambda _, result: self._settled.append(result), known=self.known
+                self.adapter,
+                lambda _, result: self._settled.append(result),
+                known=self.known,
+                numerics=self.numerics,
             )
         job: Job | None = make_job(0, vector)
         given: list[Job] = []

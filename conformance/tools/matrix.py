@@ -10,6 +10,10 @@ failure messages come from the ports.
 
 A port whose adapter cannot start gets a column of ``not-run`` cells and its start error; the
 other ports still run.
+
+Under a numerics profile P (``matrix --numerics P``) a failed vector whose every difference is
+rounding P admits reads ``within P`` and one where P's formats overflow ``n/a for P``; the
+"passed" counts stay exact, the rounding counted beside them, and both pages name the profile.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from conformance import __version__
+from conformance.numerics.profiles import EXACT
 from conformance.report.outputs import write_text
 from conformance.runner.client import Handshake
 from conformance.runner.results import VectorResult
@@ -74,11 +79,30 @@ class Column:
     triage_note: str = ""
 
     def verdict(self, vector_id: str) -> str:
+        """The cell: the verdict, or ``within P`` / ``n/a for P`` under a numerics profile."""
         result = self.results.get(vector_id)
-        return NOT_RUN if result is None else result.verdict
+        if result is None:
+            return NOT_RUN
+        if result.tolerated and result.numerics is not None:
+            return result.numerics.label()
+        return str(result.verdict)
 
     def passed(self) -> int:
+        """The items passed exactly."""
         return sum(result.passed for result in self.results.values())
+
+    def tolerated(self) -> int:
+        """The failed items a numerics profile accepts (``within``) or cannot judge (``n/a``)."""
+        return sum(result.tolerated for result in self.results.values())
+
+    def count(self, total: int) -> str:
+        """``passed/total``, with what the numerics profile tolerated beside it."""
+        within = sum(
+            r.tolerated and bool(r.numerics and r.numerics.ok) for r in self.results.values()
+        )
+        beyond = self.tolerated() - within
+        extra = [f"{within} within"] * bool(within) + [f"{beyond} n/a"] * bool(beyond)
+        return f"{self.passed()}/{total}" + (f" (+{', '.join(extra)})" if extra else "")
 
     @property
     def implementation(self) -> tuple[str, str, str]:
@@ -93,6 +117,8 @@ class Matrix:
     vectors: list[Vector]
     columns: list[Column]
     checks: list[ProtocolCheck] = field(default_factory=list)
+    #: The numerics profile failures were judged again under (``exact``: none).
+    numerics: str = EXACT
     #: Stopped by a signal: the columns are the ports that finished.
     interrupted: bool = False
 
@@ -103,7 +129,9 @@ class Matrix:
 
     @property
     def all_pass(self) -> bool:
-        return all(column.passed() == len(self.items) for column in self.columns)
+        """Every port passed every item (under a numerics profile: none failed)."""
+        total = len(self.items)
+        return all(column.passed() + column.tolerated() == total for column in self.columns)
 
 
 Progress = Callable[[Port], Callable[[VectorResult, int, int], None] | None]
@@ -117,15 +145,25 @@ def run_matrix(
     jobs: int = 1,
     timeout: float = ANSWER_TIMEOUT,
     progress: Progress | None = None,
+    numerics: str = EXACT,
 ) -> Matrix:
-    """Run ``vectors`` and ``checks`` against every port, one port after another.
+    """Run ``vectors`` and ``checks`` against every port, one port after another, each failed
+    vector judged again under the ``numerics`` profile (``exact``: none).
 
     ``progress(port)`` may return a per-item progress callback for that port's run.
     """
     columns = list(
-        run_columns(vectors, ports, checks=checks, jobs=jobs, timeout=timeout, progress=progress)
+        run_columns(
+            vectors,
+            ports,
+            checks=checks,
+            jobs=jobs,
+            timeout=timeout,
+            progress=progress,
+            numerics=numerics,
+        )
     )
-    return Matrix(list(vectors), columns, list(checks))
+    return Matrix(list(vectors), columns, list(checks), numerics)
 
 
 def run_columns(
@@ -136,6 +174,7 @@ def run_columns(
     jobs: int = 1,
     timeout: float = ANSWER_TIMEOUT,
     progress: Progress | None = None,
+    numerics: str = EXACT,
 ) -> Iterator[Column]:
     """Each port's column of :func:`run_matrix`, as soon as its port is done, so that a front
     end interrupted while a later port runs still has the finished ones to write. A port
@@ -152,6 +191,7 @@ def run_columns(
                 timeout=timeout,
                 progress=progress(port) if progress is not None else None,
                 triage=True,
+                numerics=numerics,
             ).execute()
         except (AdapterStartError, StartError, OSError) as error:
             column.start_error = str(error)
@@ -176,7 +216,7 @@ def summary_lines(matrix: Matrix) -> list[str]:
             if column.start_error
             else (f"{name} ({language}) {version}")
         )
-        line = f"{column.port.name}: {column.passed()}/{total} passed - {what}"
+        line = f"{column.port.name}: {column.count(total)} passed - {what}"
         lines.append(escape(line, one_line=True))
     return lines
 
@@ -203,6 +243,17 @@ def _scope(matrix: Matrix) -> str:
     """``154 vectors and 40 protocol checks`` (or only the vectors)."""
     scope = f"{len(matrix.vectors)} vectors"
     return scope + (f" and {len(matrix.checks)} protocol checks" if matrix.checks else "")
+
+
+def _judged_by(matrix: Matrix) -> str:
+    """``snapkv-conformance 0.1.0``, and the numerics profile when there is one."""
+    if matrix.numerics == EXACT:
+        return f"snapkv-conformance {__version__}"
+    return (
+        f"snapkv-conformance {__version__} under the numerics profile {matrix.numerics} (a "
+        f"failed vector whose every difference is rounding it admits reads within "
+        f"{matrix.numerics}; only exact passes are counted as passed)"
+    )
 
 
 def _theme_count(column: Column, vectors: Sequence[Item]) -> str:
@@ -260,7 +311,7 @@ def to_markdown(matrix: Matrix) -> str:
         "# SnapKV conformance matrix",
         "",
         f"{_scope(matrix)} against {len(matrix.columns)} port(s), "
-        f"judged by snapkv-conformance {__version__}.{_stopped(matrix)}",
+        f"judged by {_judged_by(matrix)}.{_stopped(matrix)}",
         "",
         _md_row(["port", "implementation", "language", "version", "passed"]),
         _md_row(["---"] * 4 + ["---:"]),
@@ -269,7 +320,7 @@ def to_markdown(matrix: Matrix) -> str:
         name, language, version = column.implementation
         if column.start_error:
             name = f"did not start: {column.start_error.splitlines()[0]}"
-        cells = [column.port.name, name, language, version, f"{column.passed()}/{total}"]
+        cells = [column.port.name, name, language, version, column.count(total)]
         lines.append(_md_row([_md(cell) for cell in cells]))
     triaged = [column for column in matrix.columns if _triage_line(column)]
     if triaged:
@@ -300,7 +351,8 @@ def _failures(matrix: Matrix) -> list[tuple[str, VectorResult]]:
         (column.port.name, column.results[vector.id])
         for column in matrix.columns
         for vector in matrix.items
-        if vector.id in column.results and not column.results[vector.id].passed
+        if vector.id in column.results
+        and not (column.results[vector.id].passed or column.results[vector.id].tolerated)
     ]
 
 
@@ -318,6 +370,7 @@ code { font-family: ui-monospace, monospace; background: #f3f3f3; padding: 0 0.2
 .pass { background: #e3f6e3; color: #165c16; }
 .fail { background: #fbe3e3; color: #8a1616; font-weight: bold; }
 .not-run { background: #eee; color: #666; }
+.within { background: #fdf3d8; color: #6b4e00; }
 .all { color: #165c16; font-weight: bold; }
 li { margin: 0.3em 0; }
 tr.theme th { background: #f8f8f8; }
@@ -327,7 +380,9 @@ tr.theme th { background: #f8f8f8; }
 def _cell_class(verdict: str) -> str:
     if verdict == "pass":
         return "pass"
-    return "not-run" if verdict == NOT_RUN else "fail"
+    if verdict.startswith("within "):
+        return "within"
+    return "not-run" if verdict == NOT_RUN or verdict.startswith("n/a ") else "fail"
 
 
 def _html(text: str) -> str:
@@ -382,7 +437,7 @@ def to_html(matrix: Matrix) -> str:
         "<body>",
         "<h1>SnapKV conformance matrix</h1>",
         f"<p>{_scope(matrix)} against {len(matrix.columns)} port(s), judged by "
-        f"snapkv-conformance {e(__version__)}.{_stopped(matrix)}</p>",
+        f"{e(_judged_by(matrix))}.{_stopped(matrix)}</p>",
         "<table>",
         "<thead><tr><th>port</th><th>implementation</th><th>language</th><th>version</th>"
         "<th>passed</th></tr></thead>",
@@ -392,11 +447,10 @@ def to_html(matrix: Matrix) -> str:
         name, language, version = column.implementation
         if column.start_error:
             name = f"did not start: {column.start_error.splitlines()[0]}"
-        passed = column.passed()
-        css = ' class="num all"' if passed == total else ' class="num"'
+        css = ' class="num all"' if column.passed() == total else ' class="num"'
         out.append(
             f"<tr><td>{e(column.port.name)}</td><td>{e(name)}</td><td>{e(language)}</td>"
-            f"<td>{e(version)}</td><td{css}>{passed}/{total}</td></tr>"
+            f"<td>{e(version)}</td><td{css}>{e(column.count(total))}</td></tr>"
         )
     out += ["</tbody>", "</table>"]
     triaged = [column for column in matrix.columns if _triage_line(column)]

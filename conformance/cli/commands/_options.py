@@ -63,6 +63,23 @@ def add_timeout(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_numerics(parser: argparse.ArgumentParser) -> None:
+    """``--numerics PROFILE``: judge a failed vector again under a numerics profile."""
+    from conformance.numerics.profiles import PROFILE_NAMES
+
+    parser.add_argument(
+        "--numerics",
+        metavar="PROFILE",
+        default="exact",
+        choices=PROFILE_NAMES,
+        help="judge a failed vector again under a numerics profile: it reads 'within PROFILE' "
+        "when every difference is rounding that arithmetic admits, 'n/a for PROFILE' where "
+        "its formats overflow, and fails the run otherwise; one of "
+        + ", ".join(PROFILE_NAMES)
+        + " (default exact, the only verdict called conformant; see docs/numerics.md)",
+    )
+
+
 def add_required_adapter(parser: argparse.ArgumentParser) -> None:
     """``--adapter CMD``, required: the program under test (bench and fuzz have no default)."""
     parser.add_argument(

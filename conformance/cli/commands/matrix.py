@@ -1,7 +1,8 @@
 """``snapkv-conformance matrix``: several ports over the suite, as a Markdown and an HTML table.
 
-Exit status: 0 when every port passed every vector, 1 otherwise (a port whose adapter cannot
-start included), 2 for a usage error, invalid vectors or tables that cannot be written.
+Exit status: 0 when every port passed every vector (under ``--numerics P``: none failed,
+``within P`` and ``n/a for P`` aside), 1 otherwise (a port whose adapter cannot start
+included), 2 for a usage error, invalid vectors or tables that cannot be written.
 Interrupted (130, 143, 129), it writes the tables of the ports that finished.
 """
 
@@ -13,6 +14,7 @@ from typing import IO, TYPE_CHECKING
 
 from conformance.cli.commands._options import (
     add_count,
+    add_numerics,
     add_paths,
     add_timeout,
     load_checks,
@@ -49,6 +51,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     add_timeout(parser)
     add_count(parser, "--jobs", 1, "adapter processes per port run in parallel (default 1)")
+    add_numerics(parser)
 
 
 def _error(message: str) -> int:
@@ -80,16 +83,23 @@ def run(args: argparse.Namespace) -> int:
     columns: list[matrix.Column] = []
     try:
         for column in matrix.run_columns(
-            vectors, ports, checks=checks, jobs=args.jobs, timeout=args.timeout, progress=progress
+            vectors,
+            ports,
+            checks=checks,
+            jobs=args.jobs,
+            timeout=args.timeout,
+            progress=progress,
+            numerics=args.numerics,
         ):
             columns.append(column)
     except KeyboardInterrupt:  # the ports that finished are written; cli.main says the rest
         progress.finish()
-        _write(matrix.Matrix(vectors, columns, checks, interrupted=True), args.out)
+        stopped = matrix.Matrix(vectors, columns, checks, args.numerics, interrupted=True)
+        _write(stopped, args.out)
         raise
     finally:
         progress.finish()
-    result = matrix.Matrix(vectors, columns, checks)
+    result = matrix.Matrix(vectors, columns, checks, args.numerics)
     if not _write(result, args.out):
         return EXIT_USAGE
     return EXIT_OK if result.all_pass else EXIT_FAILED

@@ -1,7 +1,8 @@
 """``snapkv-conformance run``: replay the suite against an adapter and judge every answer.
 
-Exit status: 0 when every selected vector passed (known failures aside), 1 when any vector
-failed (crash and timeout included, and a known failure that now passes), 2 for a usage error,
+Exit status: 0 when every selected vector passed (known failures aside; under ``--numerics P``,
+when none fails: ``within P`` and ``n/a for P`` do not), 1 when any vector failed (crash and
+timeout included, and a known failure that now passes), 2 for a usage error,
 invalid vectors, an adapter that cannot start or shake hands, or an output file that cannot be
 written (checked before the run), 70 for a fault of the kit itself. Interruptions are
 :func:`conformance.cli.main`'s (130, 143, 129): the outputs hold what finished, at every stage
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from conformance.cli.commands._options import (
     add_count,
+    add_numerics,
     add_paths,
     add_timeout,
     colliding_outputs,
@@ -76,6 +78,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="also check every answer against the shipped protocol schemas "
         "(schema/protocol/response.schema.json); an answer that breaks them is a protocol-error",
     )
+    add_numerics(parser)
     parser.add_argument(
         "--write-known-failures",
         metavar="FILE",
@@ -166,6 +169,7 @@ def run(args: argparse.Namespace) -> int:
         known_failures=known,
         progress=judged,
         validate_protocol=args.validate_protocol,
+        numerics=args.numerics,
         triage=True,  # entries: each read only if the triage replays something on it
     )
     context = terminal.RunContext(
@@ -184,7 +188,7 @@ def run(args: argparse.Namespace) -> int:
         progress.finish()
         partial = run.RunResult(
             finished, None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs,
-            timeout=args.timeout, interrupted=True,
+            timeout=args.timeout, interrupted=True, numerics=args.numerics,
         )  # fmt: skip
         _write_outputs(outputs, partial, context, adapter_argv)
         raise
@@ -225,7 +229,7 @@ def _write_outputs(
     from conformance.report.outputs import write_text
     from conformance.suite import discovery
 
-    failing = [r.vector_id for r in result.results if not r.passed]
+    failing = [r.vector_id for r in result.results if not (r.passed or r.tolerated)]
     who = result.handshake.describe() if result.handshake else " ".join(adapter_argv)
     writers = {
         "--report": lambda path: terminal.write_json_report(path, result, context),

@@ -449,6 +449,10 @@ NAMED: dict[str, Named] = {
         ("-0.0 refused by a sign-bit test", "negative-zero-refused"),
         ("sums started from -0.0", "negative-zero-ranked-lower"),
     ),
+    "weights/largest-subnormal": (
+        ("subnormals flushed to zero (FTZ/DAZ", "flush-subnormals"),
+        ("fast-math builds", "c-template-fast-math"),
+    ),
     "weights/subnormal": (
         ("subnormals flushed to zero (FTZ/DAZ", "flush-subnormals"),
         ("fast-math builds", "c-template-fast-math"),

@@ -55,6 +55,15 @@ TRAPPED: dict[str, tuple[str, ...]] = {
 }
 
 
+#: What a trap's scenario shows beyond the rule, for the traps that need saying.
+NOTES: dict[str, str] = {
+    "per-position-cursor": " Positions 0 and 1 end with rings identical slot for slot, which "
+    "sum alike in every arithmetic, so `--numerics` admits this under no profile (a witness "
+    "where only the order of each ring's additions differed would pass every profile but "
+    "exact).",
+}
+
+
 def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:
     """The witness of ``mutant`` as a draft, refusals marked as the reference refuses them."""
     witness = mutant.witness
@@ -64,7 +73,8 @@ def trap(mutant: Mutant, tags: tuple[str, ...]) -> Draft:
     kinds = [None if answer["ok"] else answer["error"]["kind"] for answer in answers]
     draft = Draft(
         f"mutant-traps/{mutant.name}",
-        pins=f"SPEC.md {mutant.rule}, on the smallest scenario where breaking it shows.",
+        pins=f"SPEC.md {mutant.rule}, on the smallest scenario where breaking it shows."
+        + NOTES.get(mutant.name, ""),
         catches=f"{mutant.name}: {mutant.origin}.",
         tags=tags,
         params=dict(witness.params),

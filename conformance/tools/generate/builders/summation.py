@@ -20,6 +20,7 @@ from conformance.tools.generate.builders import Draft, builder, params
 
 BIG = 2.0**53
 TINY = 2.0**-149  # the smallest float32 subnormal
+LARGEST_SUBNORMAL = 2.0**-126 - 2.0**-149
 
 
 def duel(
@@ -122,7 +123,9 @@ def summation_order() -> Iterator[Draft]:
         "1.75, so B is evicted.",
         catches="scores taken as the window's mean (the sum divided by obsWindow, as kvpress's "
         "SnapKVPress averages the window), where both divide to the same float64: A ties B "
-        "and position 0 is evicted.",
+        "and position 0 is evicted. Dividing every sum by one constant adds a single float64 "
+        "rounding, which `--numerics float64` refuses here and the coarser profiles admit "
+        "(SPEC.md A.4).",
     )
     yield duel(
         "summation/float32-accumulator-trap",
@@ -184,6 +187,19 @@ def float_edges() -> Iterator[Draft]:
         a_lower=True,
         pins="Subnormal weights are exact: A receives 2^-149 twice and sums to 2^-148 > 0, so B "
         "(sum 0) is evicted.",
+        catches="subnormals flushed to zero (FTZ/DAZ, fast-math builds, GPU defaults), which "
+        "ties A with B and evicts A.",
+        tags=tags,
+    )
+    yield duel(
+        "weights/largest-subnormal",
+        obs=1,
+        a=[LARGEST_SUBNORMAL],
+        b=[0.0],
+        a_lower=True,
+        pins="The largest subnormal float32, 2^-126 - 2^-149, is a weight like any other: A's "
+        "sum is above B's 0, so B is evicted. A bfloat16 history holds it too (as 2^-126), so "
+        "`--numerics bfloat16` still requires it; only a float16 history stores it as 0.",
         catches="subnormals flushed to zero (FTZ/DAZ, fast-math builds, GPU defaults), which "
         "ties A with B and evicts A.",
         tags=tags,
