@@ -172,3 +172,13 @@ def signal_another_thread(signum: int, when: Callable[[], bool], within: float =
         signal.pthread_kill(threading.get_ident(), signum)
 
     threading.Thread(target=deliver, daemon=True).start()
+
+
+#: A Python expression, for a script run in a child process, that is the process's own peak
+#: resident memory in MiB: VmHWM of the image it runs now. Not ``ru_maxrss``: Linux carries that
+#: over fork and exec, so a child of a pytest worker grown to 300 MB reports 300 MB whatever it
+#: allocates itself.
+PEAK_MB = (
+    "int(next(line for line in open('/proc/self/status') if line.startswith('VmHWM')).split()[1])"
+    " // 1024"
+)
