@@ -23,9 +23,7 @@ from collections.abc import Iterator, Sequence
 from typing import Any
 
 from conformance import __version__
-from conformance.report.outputs import guarded_stdout
 from conformance.spec.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED
-from conformance.transport import process
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``.
 COMMANDS: tuple[str, ...] = (
@@ -70,6 +68,8 @@ class Terminated(KeyboardInterrupt):
 def _interrupt(signum: int, frame: Any) -> None:
     """The signal policy: every adapter is killed at once and no new one starts, so whatever
     waits on one is released; then the command unwinds as from Ctrl-C."""
+    from conformance.transport import process  # loaded by main before any handler is set
+
     process.interrupt_all()
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
@@ -96,6 +96,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # the subcommand's usage, not the top level's, says what it takes
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    # Only now: --help, --version and a usage error exit above without the process registry
+    # and the output guard, which are most of this module's import time.
+    from conformance.report.outputs import guarded_stdout
+    from conformance.transport import process
+
     process.begin()
     process.become_subreaper()  # orphaned descendants of adapters come to the kit
     try:
