@@ -34,6 +34,14 @@ likewise), against the C port's adapter (``make -C adapters/c``):
   reading the answers, judging nothing
   (a script of its own, importing only the standard library). Medians of interleaved
   repeats; target at most 1.3x.
+  Then where ``run``'s own CPU goes (``--report`` and ``--junit`` written too): importing,
+  planning (the ids), reading the vectors (the schema check included), judging, writing
+  outputs, and the rest, the exchange itself; beside it the bare replay's own CPU.
+- **triage** (the committed suite as it is, protocol checks included): a failing default
+  ``run`` (its triage included) against a passing one of the same program, whole commands:
+  ``adapter --mutant float32-accumulation`` against the reference adapter, and held-out ports
+  (``tests/heldout/real_ports.py``: one mistake, several, a protected-window slip) against
+  the faithful ``numpy-spec``. Medians of interleaved repeats; target at most 1.5x.
 - **jobs** (2 copies, no protocol checks): ``run`` at ``--jobs 1``, ``2`` and ``4`` with a
   slow adapter, the reference waiting 2 ms in every evict (as a GPU port waits for its
   device). An adapter that is only busy on the CPU gains from ``--jobs`` only as far as the
