@@ -10,7 +10,6 @@ an answer. Nothing a caller sends can crash it: every malformed request gets ``b
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -154,7 +153,11 @@ def capabilities_of(factory: Callable[..., Any]) -> tuple[str, ...]:
     ``capabilities`` to :class:`Session` to say otherwise.
     """
     made: Any = factory
+    if is_reference(factory):  # new_policy and fast_policy: the reference implements them all
+        return CAPABILITIES
     if not isinstance(factory, type):
+        import inspect  # here: only a factory that is not a class needs it
+
         try:
             made = inspect.signature(factory, eval_str=True).return_annotation
         except Exception:  # an annotation that does not evaluate: unknown

@@ -19,7 +19,7 @@ import importlib
 import os
 import signal
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from conformance import __version__
@@ -57,7 +57,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         if name == selected:
             module.configure(sub)
-            sub.set_defaults(handler=module.run, subparser=sub)
+            starts = getattr(module, "STARTS_PROCESSES", True)
+            sub.set_defaults(handler=module.run, subparser=sub, starts_processes=starts)
     return parser
 
 
@@ -68,9 +69,9 @@ class Terminated(KeyboardInterrupt):
 def _interrupt(signum: int, frame: Any) -> None:
     """The signal policy: every adapter is killed at once and no new one starts, so whatever
     waits on one is released; then the command unwinds as from Ctrl-C."""
-    from conformance.transport import process  # loaded by main before any handler is set
-
-    process.interrupt_all()
+    process = sys.modules.get("conformance.transport.process")  # loaded by a command that
+    if process is not None:  # starts processes, before this handler is set
+        process.interrupt_all()
     raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
 
 
@@ -96,15 +97,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # the subcommand's usage, not the top level's, says what it takes
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    # Only now: --help, --version and a usage error exit above without the process registry
-    # and the output guard, which are most of this module's import time.
-    from conformance.report.outputs import guarded_stdout
-    from conformance.transport import process
+    # Only now, and only for a command that starts processes: --help, --version, a usage
+    # error and the reference adapter (which starts none, and whose start-up is part of every
+    # run against it) go without the process registry and the output guard, which are most
+    # of this module's import time.
+    process: Any = None
+    guard: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
+    if args.starts_processes:
+        from conformance.report.outputs import guarded_stdout
+        from conformance.transport import process
 
-    process.begin()
-    process.become_subreaper()  # orphaned descendants of adapters come to the kit
+        process.begin()
+        process.become_subreaper()  # orphaned descendants of adapters come to the kit
+        guard = guarded_stdout
     try:
-        with _signal_policy(), guarded_stdout():
+        with _signal_policy(), guard():
             return int(args.handler(args))
     except KeyboardInterrupt as interrupt:
         terminated = isinstance(interrupt, Terminated)
@@ -121,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     finally:
-        process.shutdown()  # nothing an adapter started outlives the command
+        if process is not None:
+            process.shutdown()  # nothing an adapter started outlives the command
 
 
 if __name__ == "__main__":
