@@ -39,7 +39,9 @@ likewise), against the C port's adapter (``make -C adapters/c``):
   outputs, and the rest, the exchange itself; beside it the bare replay's own CPU.
 - **triage** (the committed suite as it is, protocol checks included): a failing default
   ``run`` (its triage included) against a passing one of the same program, whole commands:
-  ``adapter --mutant float32-accumulation`` against the reference adapter, and held-out ports
+  ``adapter --mutant float32-accumulation`` against the same server serving the plain
+  reference (the mistake's base class; ``adapter`` itself serves the numpy fast path), and
+  held-out ports
   (``tests/heldout/real_ports.py``: one mistake, several, a protected-window slip) against
   the faithful ``numpy-spec``. Medians of interleaved repeats; target at most 1.5x.
 - **jobs** (2 copies, no protocol checks): ``run`` at ``--jobs 1``, ``2`` and ``4`` with a
@@ -463,8 +465,13 @@ def measure_commands(
 _REAL_PORTS = ROOT / "tests" / "heldout" / "real_ports.py"
 PASSING_PORT = "numpy-spec"
 FAILING_PORTS = ("float16-history", "official-avgpool", "step-clock")
-#: A catalogued mistake served by the reference's own server, against the reference itself.
+#: A catalogued mistake served by the reference's own server (``adapter --mutant``), against
+#: the same server serving the plain reference, the policy every mistake is a subclass of.
 MUTANT = "float32-accumulation"
+_PLAIN_REFERENCE = (
+    "import sys; from conformance.adapter.server import main; "
+    "from conformance.policy.reference import new_policy; sys.exit(main(new_policy))"
+)
 
 
 def measure_triage(repeats: int) -> bool:
@@ -472,9 +479,10 @@ def measure_triage(repeats: int) -> bool:
     triage of a failing run included), a failing port against the same program passing,
     medians of interleaved repeats; target: at most 1.5x."""
     port = [sys.executable, str(_REAL_PORTS)]
-    reference = [sys.executable, "-m", "conformance", "adapter"]
+    reference = [sys.executable, "-c", _PLAIN_REFERENCE]
+    mutant = [sys.executable, "-m", "conformance", "adapter", "--mutant", MUTANT]
     pairs = [
-        (f"reference / --mutant {MUTANT}", reference, [*reference, "--mutant", MUTANT]),
+        (f"plain reference / --mutant {MUTANT}", reference, mutant),
         *(
             (f"{PASSING_PORT} / {name}", [*port, PASSING_PORT], [*port, name])
             for name in FAILING_PORTS
