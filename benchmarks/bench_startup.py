@@ -12,7 +12,7 @@ it and counts too), median of the repeats, beside ``python -c pass``:
   reference adapter if the port is not built.
 
 It then prints how many modules each loads, and which of the kit's heavy dependencies
-(numpy, jsonschema, hypothesis, orjson) and layers; ``tests/cli/test_startup.py`` pins what
+(numpy, jsonschema, hypothesis, orjson) and layers; ``tests/cli/test_commands_startup.py`` pins what
 must stay out. ``python -X importtime`` on the same commands says where the time goes.
 
     python3 benchmarks/bench_startup.py [--repeats 7]

@@ -53,9 +53,21 @@ EQUIVALENT_FILE = ROOT / "benchmarks" / "mutation_equivalent.toml"
 PRELOAD = "preload.txt"
 PRELOADED = ("pytest", "numpy", "jsonschema", "hypothesis", "orjson")
 
-#: Test files every module's run includes when they exist: the tests written to kill mutants and
-#: the tests on each judge rule.
-SHARED_TESTS = ("tests/test_mutation_kills.py", "tests/test_judge_rules.py")
+#: Test files every module's run includes when they exist: those that hold the tests written to
+#: kill mutants (each beside the module whose rule it pins) and the tests on each judge rule.
+SHARED_TESTS = (
+    "tests/judge/test_answers.py",
+    "tests/judge/test_check_answers.py",
+    "tests/judge/test_checker.py",
+    "tests/policy/test_fast_edges.py",
+    "tests/policy/test_reference.py",
+    "tests/runner/test_client.py",
+    "tests/runner/test_results.py",
+    "tests/spec/test_protocol.py",
+    "tests/suite/test_validation_rules.py",
+    "tests/transport/test_in_process.py",
+    "tests/transport/test_session_rules.py",
+)
 
 
 @dataclass(frozen=True)
@@ -70,115 +82,136 @@ class Target:
     #: What mutmut's fork server does before forking a worker per mutant: ``collect`` the tests
     #: once (each mutant then starts in a fraction of a second), or only ``import`` the heavy
     #: modules. Collecting breaks pytest's lookup of some parametrised ids in the files that
-    #: send raw bytes (test_adapter_protocol.py: "not found", counted in the error column), so
+    #: send raw bytes (adapter/test_server.py: "not found", counted in the error column), so
     #: only the judge's files, checked to give no error, collect.
     warmup: str = "import"
 
 
 # The test files were chosen by what imports each module and calls it in-process (mutmut only
-# sees in-process calls), leaving out the slow end-to-end files (tests/test_triage.py: three
-# minutes; tests/test_mutants.py; the ports' toolchain tests) whose rules faster files pin too.
+# sees in-process calls), leaving out the slow end-to-end files (tests/explain/test_triage.py:
+# three minutes; tests/mutants/test_mutants.py; the ports' toolchain tests) whose rules faster
+# files pin too.
 TARGETS = (
     Target(
         "judge.checker",
         "conformance/judge/checker.py",
-        ("tests/test_checker.py", "tests/test_window.py", "tests/test_report.py"),
-        quick=("tests/test_checker.py", "tests/test_window.py"),
+        (
+            "tests/judge/test_checker.py",
+            "tests/runner/test_window.py",
+            "tests/report/test_terminal.py",
+        ),
+        quick=("tests/judge/test_checker.py", "tests/runner/test_window.py"),
         warmup="collect",
     ),
     Target(
         "judge.verdicts",
         "conformance/judge/verdicts.py",
-        ("tests/test_checker.py", "tests/test_runner.py", "tests/test_report.py"),
+        (
+            "tests/judge/test_checker.py",
+            "tests/runner/test_run.py",
+            "tests/report/test_terminal.py",
+        ),
     ),
     Target(
         "judge.check_answers",
         "conformance/judge/check_answers.py",
-        ("tests/test_protocol_checks.py", "tests/test_slips.py"),
-        quick=("tests/test_protocol_checks.py",),
+        ("tests/suite/test_protocol_checks.py", "tests/system/test_slips.py"),
+        quick=("tests/suite/test_protocol_checks.py",),
         warmup="collect",
     ),
     Target(
         "judge.outcomes",
         "conformance/judge/outcomes.py",
-        ("tests/test_model.py", "tests/test_checker.py"),
-        quick=("tests/test_model.py", "tests/test_checker.py"),
+        ("tests/mutants/test_model.py", "tests/judge/test_checker.py"),
+        quick=("tests/mutants/test_model.py", "tests/judge/test_checker.py"),
         warmup="collect",
     ),
     Target(
         "spec.protocol",
         "conformance/spec/protocol.py",
         (
-            "tests/test_protocol.py",
-            "tests/test_adapter_protocol.py",
-            "tests/test_driver.py",
-            "tests/test_loader.py",
-            "tests/test_rounding.py",
-            "tests/test_protocol_checks.py",
+            "tests/spec/test_protocol.py",
+            "tests/adapter/test_server.py",
+            "tests/transport/test_session.py",
+            "tests/suite/test_vectors.py",
+            "tests/policy/test_reference_rounding.py",
+            "tests/suite/test_protocol_checks.py",
         ),
     ),
     Target(
         "policy.reference",
         "conformance/policy/reference.py",
         (
-            "tests/test_policy_rules.py",
-            "tests/test_policy_properties.py",
-            "tests/test_suite.py",
-            "tests/test_rounding.py",
-            "tests/test_summation_order.py",
-            "tests/test_reductions.py",
-            "tests/test_adapter_protocol.py",
+            "tests/policy/test_reference.py",
+            "tests/policy/test_fast.py",
+            "tests/system/test_committed_suite.py",
+            "tests/policy/test_reference_rounding.py",
+            "tests/policy/test_reference_summation_order.py",
+            "tests/policy/test_reference_reductions.py",
+            "tests/adapter/test_server.py",
         ),
     ),
     Target(
         "policy.fast",
         "conformance/policy/fast.py",
-        ("tests/test_policy_properties.py", "tests/test_policy_suite.py"),
+        ("tests/policy/test_fast.py", "tests/policy/test_reference_suite_replay.py"),
     ),
     Target(
         "suite.validation",
         "conformance/suite/validation.py",
         (
-            "tests/test_validation.py",
-            "tests/test_loader.py",
-            "tests/test_generator.py",
-            "tests/test_protocol_checks.py",
-            "tests/test_rounding.py",
+            "tests/suite/test_validation.py",
+            "tests/suite/test_vectors.py",
+            "tests/tools/test_generator.py",
+            "tests/suite/test_protocol_checks.py",
+            "tests/policy/test_reference_rounding.py",
         ),
     ),
     Target(
         "transport.session",
         "conformance/transport/session.py",
         (
-            "tests/test_driver.py",
-            "tests/test_exceptions.py",
-            "tests/test_window.py",
-            "tests/test_runner.py",
+            "tests/transport/test_session.py",
+            "tests/spec/test_errors.py",
+            "tests/runner/test_window.py",
+            "tests/runner/test_run.py",
         ),
     ),
     Target(
         "transport.in_process",
         "conformance/transport/in_process.py",
-        ("tests/test_driver.py", "tests/test_window.py", "tests/test_runner.py"),
+        (
+            "tests/transport/test_session.py",
+            "tests/runner/test_window.py",
+            "tests/runner/test_run.py",
+        ),
     ),
     Target(
         "judge.answers",
         "conformance/judge/answers.py",
-        ("tests/test_driver.py", "tests/test_protocol_checks.py", "tests/test_judge_rules.py"),
+        (
+            "tests/transport/test_session.py",
+            "tests/suite/test_protocol_checks.py",
+            "tests/judge/test_answers.py",
+        ),
     ),
     Target(
         "runner.results",
         "conformance/runner/results.py",
-        ("tests/test_report.py", "tests/test_runner.py", "tests/test_window.py"),
+        (
+            "tests/report/test_terminal.py",
+            "tests/runner/test_run.py",
+            "tests/runner/test_window.py",
+        ),
     ),
     Target(
         "runner.client",
         "conformance/runner/client.py",
         (
-            "tests/test_driver.py",
-            "tests/test_exceptions.py",
-            "tests/test_window.py",
-            "tests/test_runner.py",
+            "tests/transport/test_session.py",
+            "tests/spec/test_errors.py",
+            "tests/runner/test_window.py",
+            "tests/runner/test_run.py",
         ),
     ),
 )
@@ -549,7 +582,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     started = time.monotonic()
     for target in targets:
         files = target.quick if args.quick and target.quick is not None else target.tests
-        tests = _existing([*files, *SHARED_TESTS])
+        tests = _existing(dict.fromkeys([*files, *SHARED_TESTS]))
         if args.report:
             work, seconds = WORK / target.name, 0.0
             if not (work / "mutants").is_dir():
@@ -591,7 +624,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unexplained:
         print(
             f"\n{len(unexplained)} mutant(s) survived that {EQUIVALENT_FILE.relative_to(ROOT)} "
-            "does not explain: kill each with a test (tests/test_mutation_kills.py) or list "
+            "does not explain: kill each with a test (beside the module it mutates) or list "
             "it there with the reason it cannot change a verdict"
         )
         if not args.survivors:

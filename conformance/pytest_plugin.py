@@ -271,7 +271,11 @@ class _SuiteItem(pytest.Item):
         if isinstance(excinfo.value, VectorFailed):
             from conformance.report.terminal import format_result
 
-            return format_result(excinfo.value.result)
+            # The show command a FAIL block ends with names the suite run when it is not the
+            # committed one (--snapkv-vectors), as run's FAIL blocks do.
+            session = self.config.pluginmanager.get_plugin("snapkv-session")
+            paths = session.paths if isinstance(session, SnapKVSession) else []
+            return format_result(excinfo.value.result, paths)
         if isinstance(excinfo.value, AdapterNotStarted):
             return str(excinfo.value)
         return super().repr_failure(excinfo)

@@ -1,33 +1,14 @@
-"""Shared test set-up: the support modules under their former top-level names.
-
-The helpers live in :mod:`tests.support`. Test modules written before the move import them as
-top-level modules (``from runner_support import ...``), which worked only because pytest put
-``tests/`` on ``sys.path``; registering the same module objects under those names keeps such
-imports working, and sharing one module object keeps module state single.
-"""
+"""Shared test set-up: each run's temporary files in one directory of its own, and the
+skipped tests logged for ``.ci/run``."""
 
 from __future__ import annotations
 
-import importlib
 import os
 import shutil
-import sys
 import tempfile
 from typing import Any
 
 import pytest
-
-_MOVED = (
-    "runner_support",
-    "small_suite",
-    "oracles",
-    "summation",
-    "port_differential",
-    "toolchains",
-)
-
-for _name in _MOVED:
-    sys.modules.setdefault(_name, importlib.import_module(f"tests.support.{_name}"))
 
 _OWN_BASETEMP = pytest.StashKey[str]()
 _KEPT = pytest.StashKey[str]()

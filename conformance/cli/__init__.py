@@ -28,6 +28,7 @@ from conformance.spec.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TER
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``.
 COMMANDS: tuple[str, ...] = (
     "run",
+    "show",
     "validate",
     "generate",
     "adapter",

@@ -1,8 +1,8 @@
 """A port as one choice per step: SPEC.md §2 and §3 written as hooks, one group per step.
 
 :class:`Model` answers every call exactly as the reference
-:class:`~conformance.policy.reference.SnapKV` does (``tests/test_model.py`` checks it call for call
-and score for score), but every rule is a hook of its own. A catalogued choice
+:class:`~conformance.policy.reference.SnapKV` does (``tests/mutants/test_model.py`` checks it call
+for call and score for score), but every rule is a hook of its own. A catalogued choice
 (:mod:`conformance.mutants`) is a subclass that overrides the hooks of the step(s) it declares and
 nothing else, so choices on different steps compose by plain multiple inheritance: a port is a set
 of choices, at most one per step, and the triage (:mod:`conformance.explain.triage`) searches that
@@ -10,7 +10,7 @@ space.
 
 :data:`STEPS` lists the steps in the order SPEC.md meets them, each with the hooks it owns and
 the rule it pins. A hook belongs to exactly one step; that is what makes any two choices on
-different steps safe to combine (``tests/test_model.py`` checks every choice).
+different steps safe to combine (``tests/mutants/test_model.py`` checks every choice).
 
 The state is public, plain and numpy:
 

@@ -1,7 +1,7 @@
 """The fast path: the reference policy vectorised with numpy, for long traces and big budgets.
 
 :class:`FastSnapKV` answers every call exactly as :class:`conformance.policy.reference.SnapKV` does,
-bit for bit (``tests/test_policy_properties.py`` checks it with property tests over refusals,
+bit for bit (``tests/policy/test_fast.py`` checks it with property tests over refusals,
 atomicity, huge parameters and long runs); ``conformance.policy.reference`` stays the normative
 text. It exists because the reference adapter serves long traces at budgets in the thousands, where
 one numpy operation per ring slot beats a Python loop per kept position

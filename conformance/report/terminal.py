@@ -25,6 +25,7 @@ from typing import IO, Any
 from conformance import __version__
 from conformance.judge.verdicts import PROCESS_VERDICTS, VERDICTS
 from conformance.report.outputs import write_output
+from conformance.report.show import show_command
 from conformance.runner.results import VectorResult
 from conformance.runner.run import RunResult
 from conformance.spec.text import escape, json_document, json_text
@@ -143,8 +144,10 @@ class ProgressLine(StatusLine):
         self.show(f"[{done}/{total}] {done - failed} passed, {failed} failed  {result.vector_id}")
 
 
-def format_result(result: VectorResult) -> str:
-    """A failing (or stale known-failure) result: its one line, then indented details."""
+def format_result(result: VectorResult, paths: Sequence[str] = ()) -> str:
+    """A failing (or stale known-failure) result: its one line, then indented details, the
+    last naming the command that shows its calls (``paths``: the suite run, if not the
+    committed one)."""
     head = ("FAIL " if result.fails_run else "known failure: ") + escape(
         result.describe(), one_line=True
     )
@@ -163,6 +166,8 @@ def format_result(result: VectorResult) -> str:
     if result.stderr_tail:
         lines.append("    adapter stderr (last lines):")
         lines.extend(f"      | {escape(line)}" for line in result.stderr_tail.splitlines())
+    command = escape(show_command(result.vector_id, paths), one_line=True)
+    lines.append(f"    its calls and the answers due: {command}")
     return "\n".join(lines)
 
 
@@ -176,7 +181,7 @@ def format_summary(run: RunResult, context: RunContext | None = None) -> str:
     failing = sorted(
         (r for r in run.results if r.fails_run), key=lambda r: is_generated(r.vector_id)
     )
-    lines = [format_result(r) for r in failing]
+    lines = [format_result(r, context.paths) for r in failing]
     known = [r for r in run.results if r.known_failure and not r.passed]
     lines.extend(format_result(r).splitlines()[0] for r in known)
     if run.triage is not None:
@@ -296,7 +301,7 @@ def junit_xml(run: RunResult, context: RunContext | None = None) -> bytes:
         name += f": {run.handshake.describe()}"
     if run.shard is not None:
         name += f" shard {run.shard[0]}/{run.shard[1]}"
-    cases = [_testcase(result) for result in run.results]
+    cases = [_testcase(result, context.paths) for result in run.results]
     tally = Counter(kind for _, kind in cases)
     attributes = {
         "name": _xml_text(name),
@@ -345,7 +350,7 @@ def _properties(run: RunResult, context: RunContext) -> list[tuple[str, str]]:
     return pairs
 
 
-def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
+def _testcase(result: VectorResult, paths: Sequence[str] = ()) -> tuple[ET.Element, str]:
     group = result.vector_id.rpartition("/")[0] or result.vector_id
     case = ET.Element(
         "testcase",
@@ -366,7 +371,7 @@ def _testcase(result: VectorResult) -> tuple[ET.Element, str]:
             attributes["type"] = result.verdict if not result.passed else "stale-known-failure"
         child = ET.SubElement(case, kind, attributes)
         if kind != "skipped":
-            child.text = _xml_text(format_result(result))
+            child.text = _xml_text(format_result(result, paths))
     if result.stderr_tail and kind != "passed":
         ET.SubElement(case, "system-err").text = _xml_text(result.stderr_tail)
     return case, kind

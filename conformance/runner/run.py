@@ -98,13 +98,15 @@ class RunResult:
 
 
 def triaged(vectors: Sequence[Any], results: Sequence[VectorResult]) -> Explanation | None:
-    """The triage of a run, or None when none of its vectors fails it: which catalogued
+    """The triage of a run, or None when none of its vectors failed unlisted: which catalogued
     mistakes answer as the port did on ``vectors`` (their results among ``results``; the
     protocol checks are not the policy's evidence). ``vectors`` may be suite entries: each is
     read only if something is replayed on it. The one place a run is triaged."""
     ids = {vector.id for vector in vectors}
     of_vectors = [result for result in results if result.vector_id in ids]
-    if not any(result.fails_run for result in of_vectors):
+    # A stale known failure (a listed vector that passes) fails the run but is no failure of
+    # the policy: a run whose only faults are those has nothing to explain.
+    if not any(result.fails_run and not result.passed for result in of_vectors):
         return None
     # Here: the catalogue the triage replays is numpy, and only a failing run loads it.
     from conformance.explain.triage import triage

@@ -17,6 +17,7 @@ The rules (SPEC.md defers to README.md, "Running the suite against your port"):
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import re
 from collections.abc import Iterable, Sequence
@@ -63,6 +64,39 @@ def select(vectors: Sequence[_V], patterns: Sequence[str] | None) -> list[_V]:
     if not patterns:
         return list(vectors)
     return [v for v in vectors if any(matches(v.id, pattern) for pattern in patterns)]
+
+
+class NoSuchItem(KitError, LookupError):
+    """An id that names no item of the suite, or a pattern that selects several."""
+
+
+def pick_one(items: Sequence[_V], wanted: str, what: str = "vector or protocol check") -> _V:
+    """The one item ``wanted`` names (``show ID``): the item whose id is exactly ``wanted``,
+    else the only one ``wanted`` selects as ``-k`` would (:func:`matches`).
+
+    Raises :class:`NoSuchItem` with a one-line message: for no match, the ids closest to
+    ``wanted`` (by :func:`difflib.get_close_matches`, or none); for several, the first few
+    of them and how many more, so that the caller can give the whole id.
+    """
+    exact = [item for item in items if item.id == wanted]
+    if exact:
+        return exact[0]
+    chosen = select(items, [wanted])
+    if len(chosen) == 1:
+        return chosen[0]
+    if chosen:
+        named = ", ".join(item.id for item in chosen[:_NAMED])
+        more = f" and {len(chosen) - _NAMED:,} more" if len(chosen) > _NAMED else ""
+        raise NoSuchItem(
+            f"{wanted!r} matches {len(chosen):,} ids: {named}{more}; give one whole id"
+        )
+    close = difflib.get_close_matches(wanted, [item.id for item in items], n=3, cutoff=0.6)
+    hint = f"; close ids: {', '.join(close)}" if close else "; no id is close to it"
+    raise NoSuchItem(f"no {what} has the id {wanted!r}{hint}")
+
+
+#: Ids a :class:`NoSuchItem` message names at most.
+_NAMED = 5
 
 
 def parse_shard(text: str) -> tuple[int, int]:

@@ -121,6 +121,15 @@ def _shown(line: bytes) -> str:
     return escape(line.decode("utf-8", "replace"), one_line=True)
 
 
+def _succeeded(answer: bytes) -> bool:
+    """An answer whose ``ok`` is true, however it is spelled (spacing and order are free)."""
+    try:
+        value = decode(answer)
+    except ValueError:
+        return False
+    return isinstance(value, dict) and value.get("ok") is True
+
+
 def _children_cpu() -> float:
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     return usage.ru_utime + usage.ru_stime
@@ -143,14 +152,25 @@ def time_adapter(argv: Sequence[str], stream: bytes, timeout: float) -> Timing:
     cpu = _children_cpu() - cpu_before
     lines = transcript.answers
     hello = lines[0] if lines else b""
-    if not hello.startswith(b"{") or b'"ok":true' not in hello:
+    if not _succeeded(hello):
         raise BenchError(f"{argv[0]}: no successful hello answer (got {_shown(hello[:200])})")
     if transcript.overlong:
         raise BenchError(f"{argv[0]}: an answer longer than {MAX_LINE} bytes")
     if len(lines) < due and transcript.timed_out:
-        raise BenchError(f"{argv[0]}: no answer within the {timeout:g} s timeout")
-    if len(lines) != due:
-        raise BenchError(f"{argv[0]}: {len(lines)} answer lines to {due} requests")
+        raise BenchError(
+            f"{argv[0]}: no answer within the {timeout:g} s timeout to "
+            f"{request_named(stream, len(lines))} ({len(lines)} of {due} requests answered)"
+        )
+    if len(lines) < due:
+        raise BenchError(
+            f"{argv[0]}: {len(lines)} answer lines to {due} requests: none to "
+            f"{request_named(stream, len(lines))} or after"
+        )
+    if len(lines) > due:
+        raise BenchError(
+            f"{argv[0]}: {len(lines)} answer lines to {due} requests: more after the answer "
+            f"to the last, {request_named(stream, due - 1)}"
+        )
     if transcript.exit_status is None:
         raise BenchError(f"{argv[0]}: did not exit after its input ended (killed)")
     if transcript.exit_status != 0:
@@ -187,8 +207,10 @@ class WorkloadResult:
         return statistics.median(r.wall / t.wall for t, r in pairs)
 
 
-def agreement(reference: bytes, port: bytes) -> str:
-    """``bytes`` or ``values`` when the answers agree, otherwise the first difference."""
+def agreement(reference: bytes, port: bytes, first_id: int = 1) -> str:
+    """``bytes`` or ``values`` when the answers agree, otherwise the first difference, named
+    by the id of the request it answers (``first_id``: the first answer's, after ``hello``'s;
+    a workload numbers ``hello`` 0 and the rest from 1, :meth:`Workload.stream`)."""
     if port == reference:
         return "bytes"
     want, got = reference.splitlines(), port.splitlines()
@@ -199,11 +221,31 @@ def agreement(reference: bytes, port: bytes) -> str:
             same = False
         if not same:
             return (
-                f"answer {index + 2} differs: reference {_shown(w[:120])}, port {_shown(g[:120])}"
+                f"the answer to request id {first_id + index} differs: reference "
+                f"{_shown(w[:120])}, port {_shown(g[:120])}"
             )
-    if len(want) != len(got):
-        return f"{len(got) + 1} answers, the reference gave {len(want) + 1}"
+    if len(got) < len(want):
+        return (
+            f"{len(got) + 1} answers, the reference gave {len(want) + 1}: none to request id "
+            f"{first_id + len(got)} or after"
+        )
+    if len(got) > len(want):
+        return (
+            f"{len(got) + 1} answers, the reference gave {len(want) + 1}: more after the "
+            f"answer to the last, request id {first_id + len(want) - 1}"
+        )
     return "values"
+
+
+def request_named(stream: bytes, index: int) -> str:
+    """Request line ``index`` of ``stream`` (from 0, ``hello`` first) named by its id, as
+    ``agreement`` names answers: ``request id 5``, the numbering a porter reads in the stream
+    and in the answers. A line without an id (not a workload's) is named by its number."""
+    lines = stream.splitlines()
+    try:
+        return f"request id {json.dumps(decode(lines[index])['id'])}"
+    except (IndexError, ValueError, KeyError, TypeError):
+        return f"request line {index + 1}"
 
 
 def bench(

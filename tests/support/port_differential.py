@@ -26,12 +26,12 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from conformance.adapter.server import Session, serve
+from tests.support.paths import ROOT
 
 INT31 = 2**31 - 1
 FLT_MAX_TEXT = "3.4028234663852886e+38"
@@ -405,7 +405,7 @@ def run_committed_suite(adapter: str, timeout: float = 600.0) -> str:
         capture_output=True,
         text=True,
         timeout=timeout,
-        cwd=Path(__file__).resolve().parents[2],
+        cwd=ROOT,
         check=False,
     )
     assert done.returncode == 0, f"{done.stdout[-4000:]}\n{done.stderr[-4000:]}"

@@ -16,8 +16,9 @@ from typing import Any
 from conformance.adapter.server import Session
 from conformance.policy.reference import float32_literal
 from conformance.suite.vectors import Call, Vector, dumps_vector
+from tests.support.paths import TESTS
 
-BROKEN = Path(__file__).resolve().parents[1] / "broken_adapters"
+BROKEN = TESTS / "broken_adapters"
 REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
 
 
@@ -112,3 +113,17 @@ def trigger_vector(vector_id: str = "faults/trigger") -> Vector:
 def plain_vector(vector_id: str, seed: int = 1) -> Vector:
     """Never admits position 5, so the broken adapters behave like the reference."""
     return workload(vector_id, params(3, 1, 2, 3), range(100, 112), seed=seed)
+
+
+def expected_outcomes(vector: Vector) -> list[tuple[Any, ...]]:
+    """What the vector's file says each call produces, in the terms of
+    :func:`conformance.mutants._base.outcome` (what a replay is compared with)."""
+    expected = []
+    for call in vector.calls:
+        if call.expected_error is not None:
+            expected.append(("error", call.expected_error))
+        elif call.op == "evict":
+            expected.append(("victims", tuple(call.expected_victims or ())))
+        else:
+            expected.append(("ok",))
+    return expected

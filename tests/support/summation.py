@@ -1,9 +1,10 @@
 """Wrong ways to sum a history ring, and the ring a sequence of writes leaves behind.
 
 SPEC.md §2.4 pins one summation: float64, from ``+0.0``, slot index 0 upward
-(:func:`oracles.slot_order_sum`). Each function here is a plausible porting mistake; the tests
-build rings on which each one gives a different sum *and* a different victim, and the vector
-generator can use the same functions to check that a "summation trap" vector really traps.
+(:func:`tests.support.oracles.slot_order_sum`). Each function here is a plausible porting
+mistake; the tests build rings on which each one gives a different sum *and* a different victim,
+and the vector generator can use the same functions to check that a "summation trap" vector
+really traps.
 
 A ring is described by its *write log*: the weights written to one kept entry since its
 admission, oldest first, and the ring size ``obs``. Write ``t`` lands in slot ``(start + t) %

@@ -11,9 +11,10 @@ import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
+
+from tests.support.paths import ROOT
 
 
 def require_tools(*names: str) -> dict[str, str]:
@@ -26,10 +27,6 @@ def require_tools(*names: str) -> dict[str, str]:
             pytest.fail(f"{message} (CI is set, so this is a failure, not a skip)")
         pytest.skip(message)
     return {name: str(path) for name, path in found.items()}
-
-
-#: The checkout whose builds are serialised.
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @contextmanager

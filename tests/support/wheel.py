@@ -6,9 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.support.paths import ROOT
 from tests.support.toolchains import build_lock
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 def build_wheel(directory: Path) -> Path:

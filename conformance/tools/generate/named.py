@@ -2,7 +2,7 @@
 
 :data:`NAMED` maps each vector id to the phrases of its "Catches:" text that name a porting
 mistake, each with the catalogued mistake it names: a choice, a named point, or several choices
-made at once (``"a+b"``). ``tests/test_named.py`` walks every committed vector: each must have
+made at once (``"a+b"``). ``tests/tools/test_named.py`` walks every committed vector: each must have
 an entry, each phrase must stand in its text, and each named mistake must be catalogued and
 killed by that vector, so a porter who reads a vector's "Catches:" can trust that the kit's
 catalogue holds the mistake and that this vector catches it. :data:`GENERIC` lists the vectors

@@ -1,0 +1,210 @@
+"""``fuzz --protocol``: raw request lines against the reference adapter, shrunk to a check.
+
+The slips of ``tests/lax_adapters/slips.py`` (ids read as signed 64-bit integers, the first of
+repeated names kept) are found with the default budget on seeds 1, 2 and 3 and shrunk to a
+hello and one line; the lines drawn cover what the fuzzer promises and keep within what SPEC.md
+leaves no latitude on; the saved check validates and fails the slip through ``run``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shlex
+import subprocess
+import sys
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import seed as hypothesis_seed
+
+from conformance.judge.check_answers import judge_check
+from conformance.judge.verdicts import PASS
+from conformance.suite.protocol_checks import dumps_check, load_check
+from conformance.tools import protocol_fuzz as pf
+from conformance.tools.generate import checks as generated_checks
+from conformance.tools.generate.checks import build_checks
+from tests.support.paths import ROOT, TESTS
+
+SLIPS = TESTS / "lax_adapters" / "slips.py"
+sys.path.insert(0, str(SLIPS.parent))
+import slips  # noqa: E402
+
+REFERENCE_ARGV = [sys.executable, "-m", "conformance", "adapter"]
+
+
+InProcessSessions = slips.Sessions
+
+
+@pytest.mark.parametrize("seed", (1, 2, 3))
+@pytest.mark.parametrize("mode", ("signed-64-bit-ids", "first-name-wins"))
+def test_the_default_budget_finds_each_protocol_slip(mode, seed):
+    result = pf.fuzz_protocol(InProcessSessions(mode), seed=seed)
+    finding = result.finding
+    assert finding is not None, f"no difference in {result.examples} sessions"
+    assert finding.examples_to_find <= pf.DEFAULT_MAX_SESSIONS
+    # A hello, perhaps the new that makes a policy, and the line.
+    assert len(finding.lines) <= 3 and finding.lines[0] == pf.HELLO
+    line = finding.lines[-1]
+    if mode == "signed-64-bit-ids":
+        assert abs(json.loads(line)["id"]) >= 2**63, line
+    else:
+        names = re.findall(r'"((?:[^"\\]|\\.)*)"\s*:', line)
+        decoded = [json.loads(f'"{name}"') for name in names]
+        assert len(decoded) != len(set(decoded)), line  # a repeated name
+    check = pf.finding_check(finding, "a slip", seed)
+    assert judge_check(check, InProcessSessions(mode).run(check.payload).answers).verdict != PASS
+    assert judge_check(check, InProcessSessions().run(check.payload).answers).passed
+
+
+def test_the_reference_s_own_protocol_layer_shows_no_difference():
+    sessions = InProcessSessions()
+    examples = 0
+    for seed in (1, 2):
+        result = pf.fuzz_protocol(sessions, seed=seed, max_examples=150)
+        assert result.finding is None
+        examples += result.examples
+    assert sessions.sessions == examples > 200  # every session drawn was run and judged
+
+
+def drawn_lines(count: int, seed: int) -> list[str]:
+    lines: list[str] = []
+
+    @settings(
+        max_examples=count,
+        database=None,
+        deadline=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(pf.SESSIONS)
+    def collect(session):
+        lines.extend(pf.materialise(session)[1:])
+
+    hypothesis_seed(seed)(collect)()
+    return lines
+
+
+LINES = drawn_lines(300, 5) + drawn_lines(300, 6)
+TEXT = "".join(LINES)
+
+
+@pytest.mark.parametrize(
+    ("what", "pattern"),
+    [
+        ("an id past 2^63", r'"id"\s*:\s*9223372036854775808\b'),
+        ("an id past 2^64", r'"id"\s*:\s*18446744073709551617\b'),
+        ("an id below -2^63", r'"id"\s*:\s*-9223372036854775809\b'),
+        ("an id below -2^64", r'"id"\s*:\s*-18446744073709551617\b'),
+        ("an id of 40 digits", r'"id"\s*:\s*1000000000000000000000000000000000000000\b'),
+        ("-0 as an integer", r":\s*-0[,}\s]"),
+        ("a weight with an exponent", r"attn\"\s*:\s*\[[^]]*\d[eE][+-]?\d"),
+        ("a weight of many digits", r"attn\"\s*:\s*\[[^]]*\d\.\d{30,}"),
+        ("a repeated id", r'"id":\d+,"id":'),
+        ("a repeated params", r'"params"\s*:\s*\{"budget":0\}\s*,\s*"params"'),
+        ("a repeated name inside params", r'"params"\s*:\s*\{"(\w+)":"x",[^}]*"\1":'),
+        ("a \\u escape in a name", r'"\\u00'),
+        ("a lone surrogate escape", r"\\ud800"),
+        ("a tab between tokens", r"\t"),
+        ("a CR between tokens", r'\r"'),
+        ("a CRLF ending", r"\r\n"),
+        ("a blank line", r"(?m)^\n"),
+        ("a blank line of spaces, tabs and a CR", r"(?m)^ \t\r \n"),
+        ("a number that is no object", r"(?m)^3\r?\n"),
+        ("an unknown op", r'"op"\s*:\s*"reset"'),
+        ("a miscased op", r'"op"\s*:\s*"Evict"'),
+        ("a missing pos", r'"op":"step","attn"'),
+        ("an extra field three levels deep", r'"trace":\{"a":\[1,2\]'),
+        ("members out of order", r'\{"op":'),
+        ("a line that is not an object", r"(?m)^\[1,2\]"),
+    ],
+)
+def test_the_drawn_lines_cover_what_the_fuzzer_promises(what, pattern):
+    assert re.search(pattern, TEXT), what
+
+
+def test_the_drawn_lines_leave_no_latitude():
+    """No integral value written 4.0 or 4e0 in params, seed or pos, seeds in [0, 2^31 - 1],
+    nesting within three levels, integer literals within 40 digits (SPEC.md §1, §3.1)."""
+
+    def depth(value, level=1):
+        if isinstance(value, dict | list):
+            items = value.values() if isinstance(value, dict) else value
+            return max([level, *(depth(item, level + 1) for item in items)])
+        return level - 1
+
+    checked = 0
+    for line in LINES:
+        if not line.strip(" \t\r\n"):
+            continue
+        integers = re.findall(r"(?<![\d.eE+-])-?\d+(?![\d.eE])", line)
+        assert all(len(text.lstrip("-")) <= 40 for text in integers), line
+        try:
+            request = json.loads(line, parse_float=lambda text: ("float", text))
+        except ValueError:
+            continue
+        if not isinstance(request, dict):
+            continue
+        assert depth(request) <= 3, line
+        fields = [request.get("pos"), request.get("seed")]
+        if isinstance(request.get("params"), dict):
+            fields += list(request["params"].values())
+        for value in fields:
+            if isinstance(value, tuple):  # a float literal: must not be integral
+                assert not float(value[1]).is_integer(), line
+        seed = request.get("seed")
+        if type(seed) is int:
+            assert 0 <= seed <= 2**31 - 1, line
+        checked += 1
+    assert checked > 500
+
+
+@pytest.mark.slow
+def test_cli_saves_a_check_that_fails_the_slip_through_run(tmp_path):
+    adapter = shlex.join([sys.executable, str(SLIPS), "signed-64-bit-ids"])
+    save = tmp_path / "found"
+    done = cli("fuzz", "--protocol", "--adapter", adapter, "--seed", "3", "--max-shrinks", "60",
+               "--save", str(save))  # fmt: skip
+    assert done.returncode == 1, done.stdout + done.stderr
+    (path,) = save.rglob("*.json")
+    assert path.parent.name == "protocol" and path.name.startswith("fuzz-")
+    assert f"saved: {path}" in done.stdout and "shrunk to 2 lines" in done.stdout
+    check = load_check(path)
+    assert check.description.startswith("Found by snapkv-conformance fuzz --protocol (seed 3)")
+    assert "Catches: " in check.description and check.rule.startswith("SPEC.md §3")
+    assert cli("validate", str(save)).returncode == 0
+    replay = next(line for line in done.stdout.splitlines() if line.startswith("replay: "))
+    replayed = cli(*shlex.split(replay.removeprefix("replay: "))[1:])
+    assert replayed.returncode == 1 and "protocol-error" in replayed.stdout
+    assert cli("run", str(save)).returncode == 0  # the reference passes it
+    reference = shlex.join(REFERENCE_ARGV)
+    none = str(tmp_path / "none")
+    clean = cli("fuzz", "--protocol", "--adapter", reference, "--seed", "1", "--max-examples",
+                "15", "--save", none)  # fmt: skip
+    assert clean.returncode == 0, clean.stderr
+    assert "no difference in 15 sessions (seed 1)" in clean.stdout
+    assert not (tmp_path / "none").exists()
+
+
+def test_protocol_findings_kept_in_the_suite_regenerate(tmp_path, monkeypatch):
+    """A check saved by fuzz --protocol and copied into
+    conformance/tools/generate/builders/findings/ is generated into vectors/protocol/ like a
+    catalogued check, its expectations recomputed."""
+    found = pf.fuzz_protocol(InProcessSessions("first-name-wins"), seed=1).finding
+    assert found is not None
+    check = pf.finding_check(found, "a slip", 1)
+    findings = tmp_path / "findings"
+    findings.mkdir()
+    (findings / "kept.json").write_text(dumps_check(check))
+    monkeypatch.setattr(generated_checks, "FINDINGS", findings)
+    built = {c.id: c for c in build_checks()}
+    assert built[check.id].to_json() == check.to_json()
+
+
+def cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "conformance", *args],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=ROOT,
+    )
