@@ -8,6 +8,9 @@ it and counts too), median of the repeats, beside ``python -c pass``:
 - ``snapkv-conformance adapter`` answering ``hello`` and ``bye`` (the reference adapter's
   start-up, numpy included: it serves the numpy fast path; every ``run`` against it and
   every ``bench`` pays it);
+- ``snapkv-conformance adapter --mutant float32-accumulation`` answering the same (a
+  catalogued mistake served for the triage's own tests and benchmarks: it loads the
+  catalogue, and a run against it starts it once per protocol check);
 - ``snapkv-conformance run`` on one vector against the C port (``make -C adapters/c``), the
   reference adapter if the port is not built.
 
@@ -44,6 +47,8 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 HELLO = b'{"id":0,"op":"hello","protocol":1}\n{"id":1,"op":"bye"}\n'
 WATCHED = ("numpy", "jsonschema", "hypothesis", "orjson")
+#: A catalogued mistake, served by ``adapter --mutant`` (it loads the catalogue).
+MUTANT = "float32-accumulation"
 
 
 def cpu_of(argv: list[str], stdin: bytes = b"") -> float:
@@ -87,6 +92,10 @@ def main() -> None:
         "python -c pass": ([], b""),
         "snapkv-conformance --help": (["--help"], b""),
         "snapkv-conformance adapter (hello, bye)": (["adapter"], HELLO),
+        f"snapkv-conformance adapter --mutant {MUTANT} (hello, bye)": (
+            ["adapter", "--mutant", MUTANT],
+            HELLO,
+        ),
         f"snapkv-conformance run, one vector, {against}": (["run", vector, *adapter], b""),
     }
     times: dict[str, list[float]] = {name: [] for name in commands}
