@@ -15,11 +15,21 @@ under pytest-xdist (each worker process loads the plugin and collects the same i
 when the first vector runs and closed when the session ends, so restarts after a crash, fresh
 sessions and the scores diagnosis are exactly those of ``snapkv-conformance run``; each
 protocol check runs in a session of its own, as ``run`` runs it. A failing session ends with
-the run's triage (:func:`conformance.runner.run.triaged`), of the whole run under xdist.
+the run's triage (:func:`conformance.runner.run.triage_into`), of the whole run under xdist.
+
+As on the command line: the options are held to the same rules (``--snapkv-timeout inf`` is a
+usage error); the transport's signal policy holds for the session
+(:func:`conformance.transport.process.signal_policy`: SIGINT, SIGTERM or SIGHUP kills every
+adapter at once, pytest writes its reports, JUnit included, and exits 130, 143 or 129; during
+the triage, the results stand and only the triage is left out); the session adopts and kills
+what adapters leave behind (a child subreaper, swept when the session ends); and a fault of the
+kit itself fails its item as the kit's, with the line that says where its traceback was saved,
+and makes the session exit 70, never a port's failure.
 """
 
 from __future__ import annotations
 
+import contextlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -78,10 +88,19 @@ class SnapKVSession:
             self.argv = split_command(self.command, "--snapkv-adapter")
         except CommandError as error:
             raise pytest.UsageError(str(error)) from None
+        from conformance.runner.run import timeout_problem
+
         self.paths = [str(path) for path in config.getoption("snapkv_vectors")]
         self.timeout = config.getoption("snapkv_timeout")
-        if not self.timeout > 0:
-            raise pytest.UsageError(f"--snapkv-timeout must be positive, got {self.timeout}")
+        problem = timeout_problem(self.timeout)
+        if problem is not None:
+            raise pytest.UsageError(f"--snapkv-timeout {problem}")
+        self._signals = contextlib.ExitStack()
+        #: The exit status pytest ends with on our account: a stop signal's, or a fault's.
+        self._status: int | None = None
+        self._session: pytest.Session | None = None
+        #: The kit's own faults outside any item (the triage's), each said in one line.
+        self._faults: list[str] = []
         #: The items run here, one at a time; a pytest-xdist worker leaves the triage to the
         #: controller, which triages the whole run.
         self._run: Run | None = None
@@ -89,6 +108,31 @@ class SnapKVSession:
         self._start_error: str | None = None
         self.finished: RunResult | None = None
         self._worker_results: list[str] = []  # under pytest-xdist, the workers' results
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        from conformance.transport import process
+
+        process.begin()
+        process.become_subreaper()  # orphaned descendants of adapters come to this process
+        self._signals.enter_context(process.signal_policy())
+
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        from conformance.transport.process import Interrupted
+
+        if isinstance(excinfo.value, Interrupted):
+            self._status = excinfo.value.status
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        self._signals.close()
+
+    def _fault(self, error: Exception) -> KitFault:
+        """A fault of the kit's while running an item: its traceback saved, the session's exit
+        status :data:`~conformance.spec.errors.EXIT_INTERNAL`."""
+        from conformance.spec.errors import EXIT_INTERNAL, internal_error_line
+
+        if self._status is None:
+            self._status = EXIT_INTERNAL
+        return KitFault(internal_error_line("(pytest plugin)", error, [self.command]))
 
     def pytest_report_header(self, config: pytest.Config) -> str:
         where = ", ".join(self.paths) or "the committed suite"
@@ -135,11 +179,35 @@ class SnapKVSession:
             # Every later item fails the same way at once rather than retrying a broken start.
             self._start_error = f"the adapter {self.command} cannot start: {error}"
             raise AdapterNotStarted(self._start_error) from None
+        except Exception as error:  # a bug of the kit's: never the port's failure
+            raise self._fault(error) from error
+
+    def _stopped(self, result: RunResult) -> None:
+        """A stop signal that came during ``result``'s triage: the session ends with its
+        status once pytest has written its reports (the results stand)."""
+        from conformance.transport.process import Interrupted
+
+        if result.stopped is not None and self._status is None:
+            stop = result.stopped
+            self._status = stop.status if isinstance(stop, Interrupted) else 2
 
     def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        if self._run is not None:
-            self.finished = self._run.close()
-            self._run = None
+        from conformance.transport import process
+
+        self._session = session
+        try:
+            if self._run is not None:
+                try:
+                    self.finished = self._run.close()
+                except Exception as error:  # a bug of the kit's (in the triage, say)
+                    self._faults.append(str(self._fault(error)))
+                else:
+                    self._stopped(self.finished)
+                self._run = None
+        finally:
+            process.shutdown()  # nothing an adapter started outlives the session
+        if self._status is not None:
+            session.exitstatus = self._status
         output = getattr(session.config, "workeroutput", None)
         if output is not None and self.finished is not None:  # a pytest-xdist worker
             output[WORKER_RESULTS] = [_result_to_wire(result) for result in self.finished.results]
@@ -154,14 +222,29 @@ class SnapKVSession:
         for warning in finished.warnings if finished is not None else ():
             terminalreporter.write_line(f"snapkv: warning: {warning}")
         found = finished.triage if finished is not None else None
+        why = finished.no_triage if finished is not None else ""
         if self._worker_results:  # under pytest-xdist the items ran in the workers
-            from conformance.runner.run import triaged
+            from conformance.runner.run import RunResult, triage_into
 
-            results = [_result_from_wire(data) for data in self._worker_results]
-            found = triaged(_load(self.paths)[0], results)
-        if found is not None:
+            whole = RunResult([_result_from_wire(data) for data in self._worker_results], None)
+            try:
+                vectors = _load(self.paths)[0]
+            except pytest.UsageError as error:  # a file changed since it ran
+                why = f"no triage: {error}"
+            else:
+                try:
+                    triage_into(whole, vectors)
+                except Exception as error:  # a bug of the kit's: never the port's failure
+                    self._faults.append(str(self._fault(error)))
+                found, why = whole.triage, whole.no_triage
+                self._stopped(whole)
+                if self._status is not None and self._session is not None:
+                    self._session.exitstatus = self._status
+        for fault in self._faults:
+            terminalreporter.write_line(f"snapkv: {fault}")
+        if found is not None or why:
             terminalreporter.section("snapkv triage")
-            for line in found.lines():
+            for line in found.lines() if found is not None else [why]:
                 terminalreporter.write_line(line)
 
 
@@ -238,6 +321,11 @@ class AdapterNotStarted(Exception):
     """The adapter could not be started, so no vector can run."""
 
 
+class KitFault(Exception):
+    """A fault of the kit itself while running an item: the message says so and where the
+    traceback was saved (never a port's failure)."""
+
+
 class VectorFailed(Exception):
     """A vector's verdict was not a pass."""
 
@@ -276,7 +364,7 @@ class _SuiteItem(pytest.Item):
             session = self.config.pluginmanager.get_plugin("snapkv-session")
             paths = session.paths if isinstance(session, SnapKVSession) else []
             return format_result(excinfo.value.result, paths)
-        if isinstance(excinfo.value, AdapterNotStarted):
+        if isinstance(excinfo.value, AdapterNotStarted | KitFault):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 

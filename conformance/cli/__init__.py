@@ -2,13 +2,18 @@
 
 Each subcommand lives in its own module under :mod:`conformance.cli.commands` with three names:
 ``HELP`` (one line), ``configure(parser)`` and ``run(args) -> int``. Exit codes are the
-subcommand's; argparse's usage errors exit 2. For every subcommand, Ctrl-C exits 130 and
-SIGTERM 143 with one line on stderr (no traceback; a subcommand's ``finally`` blocks and the
-runner's cleanup, which kills the adapters, still run). A closed or full stdout (``| head -1``,
-``> /dev/full``) silences what is left of the printed output and nothing else: the command
-goes on, writes its output files and exits with the status it would have had
-(:class:`conformance.report.outputs.GuardedStream`). The reference adapter, whose stdout is the
-protocol, exits 141 when its reader goes away, as a program killed by SIGPIPE would.
+subcommand's; argparse's usage errors exit 2; the whole table is in
+:mod:`conformance.spec.errors`. For every subcommand, the transport's signal policy holds
+(:func:`conformance.transport.process.signal_policy`): SIGINT exits 130, SIGTERM 143 and SIGHUP
+129, with one line on stderr (no traceback; a subcommand's ``finally`` blocks and the runner's
+cleanup, which kills the adapters, still run, and a command writes what finished). A closed or
+full stdout or stderr (``2>&1 | head -1``, ``2>/dev/full``) silences what is left of the
+printed output and nothing else: the command goes on, writes its output files and exits with
+the status it would have had (:class:`conformance.report.outputs.GuardedStream`). The
+reference adapter, whose stdout is the protocol, exits 141 when its reader goes away, as a
+program killed by SIGPIPE would. An exception no rule expects is the kit's own fault: one line
+says so and where its traceback was saved, and the status is 70
+(:func:`conformance.spec.errors.report_internal_error`), never 1, which would blame the port.
 """
 
 from __future__ import annotations
@@ -17,13 +22,17 @@ import argparse
 import contextlib
 import importlib
 import os
-import signal
 import sys
-from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from collections.abc import Sequence
 
 from conformance import __version__
-from conformance.spec.errors import EXIT_BROKEN_PIPE, EXIT_INTERRUPTED, EXIT_TERMINATED
+from conformance.spec.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_INTERRUPTED,
+    KitError,
+    print_error,
+    report_internal_error,
+)
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``.
 COMMANDS: tuple[str, ...] = (
@@ -58,37 +67,8 @@ def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(name, help=module.HELP, description=module.HELP)
         if name == selected:
             module.configure(sub)
-            starts = getattr(module, "STARTS_PROCESSES", True)
-            sub.set_defaults(handler=module.run, subparser=sub, starts_processes=starts)
+            sub.set_defaults(handler=module.run, subparser=sub)
     return parser
-
-
-class Terminated(KeyboardInterrupt):
-    """SIGTERM (a cancelled CI job), raised like Ctrl-C so that the same cleanup runs."""
-
-
-def _interrupt(signum: int, frame: Any) -> None:
-    """The signal policy: every adapter is killed at once and no new one starts, so whatever
-    waits on one is released; then the command unwinds as from Ctrl-C."""
-    process = sys.modules.get("conformance.transport.process")  # loaded by a command that
-    if process is not None:  # starts processes, before this handler is set
-        process.interrupt_all()
-    raise Terminated if signum == signal.SIGTERM else KeyboardInterrupt
-
-
-@contextlib.contextmanager
-def _signal_policy() -> Iterator[None]:
-    """:func:`_interrupt` for SIGINT and SIGTERM for the duration (main thread only)."""
-    try:
-        previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGINT, signal.SIGTERM)}
-    except ValueError:  # not the main thread: leave signals alone
-        yield
-        return
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -98,28 +78,29 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # the subcommand's usage, not the top level's, says what it takes
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
-    # Only now, and only for a command that starts processes: --help, --version, a usage
-    # error and the reference adapter (which starts none, and whose start-up is part of every
-    # run against it) go without the process registry and the output guard, which are most
-    # of this module's import time.
-    process: Any = None
-    guard: Callable[[], contextlib.AbstractContextManager[Any]] = contextlib.nullcontext
-    if args.starts_processes:
-        from conformance.report.outputs import guarded_stdout
-        from conformance.transport import process
+    # Only now: --help, --version and a usage error exit above without the process registry
+    # and the output guard, which are most of this module's import time.
+    from conformance.report.outputs import guarded_streams
+    from conformance.transport import process
 
-        process.begin()
-        process.become_subreaper()  # orphaned descendants of adapters come to the kit
-        guard = guarded_stdout
+    process.begin()
+    process.become_subreaper()  # orphaned descendants of adapters come to the kit
     try:
-        with _signal_policy(), guard():
-            return int(args.handler(args))
+        with process.signal_policy(), guarded_streams():
+            try:
+                return int(args.handler(args))
+            except (KeyboardInterrupt, BrokenPipeError):
+                raise
+            except KitError as error:  # a stage's one-line error that its command let through
+                return print_error(args.command, str(error))
+            except Exception as error:  # a bug of the kit's: never blamed on the port
+                return report_internal_error(args.command, error, argv)
     except KeyboardInterrupt as interrupt:
-        terminated = isinstance(interrupt, Terminated)
-        what = "terminated" if terminated else "interrupted"
+        stopped = interrupt if isinstance(interrupt, process.Interrupted) else None
+        what = stopped.name if stopped is not None else "interrupted"
         with contextlib.suppress(OSError, ValueError):
             print(f"snapkv-conformance {args.command}: {what}", file=sys.stderr)
-        return EXIT_TERMINATED if terminated else EXIT_INTERRUPTED
+        return stopped.status if stopped is not None else EXIT_INTERRUPTED
     except BrokenPipeError:
         # Raised only by binary writes to stdout (the reference adapter's answers), which the
         # guard does not cover: an adapter whose reader went away has nobody to answer. Point
@@ -129,8 +110,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             os.dup2(devnull, sys.stdout.fileno())
         return EXIT_BROKEN_PIPE
     finally:
-        if process is not None:
-            process.shutdown()  # nothing an adapter started outlives the command
+        process.shutdown()  # nothing an adapter started outlives the command
 
 
 if __name__ == "__main__":

@@ -12,7 +12,11 @@ answered twice, a request the adapter could not read, or ``hello`` answered a se
 
 An answer is held until its vector is judged in the form :func:`held` gives it: the fields no
 rule reads dropped and a refusal's message capped, so that what a vector holds in flight is
-bounded by its calls, not by what the adapter writes.
+bounded by its calls, not by what the adapter writes. Victims are held whole while they can be
+right; a list no batch could make right (more victims in a batch that opens with an accepted
+``new`` than the batch has calls: each position is admitted by one of its steps and evicted at
+most once) is held cut (:func:`cut_victims`), with what the judge needs to name the rule it
+breaks.
 
 Invariant: pure: a line and what was due in, the answer or a :class:`LineFault` out; nothing
 is raised for what an adapter sends.
@@ -20,12 +24,13 @@ is raised for what an adapter sends.
 
 from __future__ import annotations
 
+import itertools
 import re
 from dataclasses import dataclass
 from typing import Any
 
 from conformance.spec.protocol import DecodeError, decode, same_integer, validate_message
-from conformance.spec.text import KEEP_TEXT, capped, json_text
+from conformance.spec.text import KEEP_ITEMS, KEEP_TEXT, capped, json_text
 
 #: The id of ``hello``: the first request to every adapter.
 HELLO_ID = 1
@@ -180,6 +185,42 @@ def held(answer: dict[str, Any]) -> dict[str, Any]:
             **({"message": capped(message, KEEP_TEXT)} if isinstance(message, str) else {}),
         }
     return bounded
+
+
+class CutVictims(list[Any]):
+    """A victims list held cut because no answer could make it right (see the module
+    docstring): its first :data:`~conformance.spec.text.KEEP_ITEMS` items, and its first item
+    that is not an integer if one came later. ``total`` is how many it had; ``disorder`` the
+    first pair of integers in it that is not strictly ascending (None when they ascend)."""
+
+    total: int = 0
+    disorder: tuple[int, int] | None = None
+
+
+def cut_victims(victims: list[Any]) -> CutVictims:
+    """``victims`` held cut (:class:`CutVictims`), read once, whatever its length."""
+    kept = CutVictims(victims[:KEEP_ITEMS])
+    kept.total = len(victims)
+    stray = next((index for index, item in enumerate(victims) if type(item) is not int), None)
+    if stray is not None:
+        if stray >= len(kept):
+            kept.append(victims[stray])  # the judge finds what is not an integer in what is kept
+        return kept
+    pairs = itertools.pairwise(victims)
+    kept.disorder = next(((before, after) for before, after in pairs if after <= before), None)
+    return kept
+
+
+def held_victims(answer: dict[str, Any], room: int | None) -> tuple[dict[str, Any], int | None]:
+    """``answer`` as it is held when at most ``room`` more victims can be right in its batch
+    (None: no bound known), and the room left after it: a victims list longer than the room
+    is held cut (:func:`cut_victims`)."""
+    victims = answer.get("victims")
+    if room is None or not isinstance(victims, list):
+        return answer, room
+    if len(victims) > room:
+        answer = {**answer, "victims": cut_victims(victims)}
+    return answer, room - len(victims)
 
 
 def _small_error(error: Any) -> bool:

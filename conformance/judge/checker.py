@@ -21,6 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from typing import Any
 
+from conformance.judge.answers import CutVictims
 from conformance.judge.outcomes import Outcome, answer_outcome, answer_outcomes, cut_short
 from conformance.judge.verdicts import (
     BROKEN_INVARIANT,
@@ -266,10 +267,15 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, f
 
     if not isinstance(victims, list) or not all(is_integer(v) for v in victims):
         raise broken(NOT_INTEGERS, f"victims must be a list of integers, got {json_text(victims)}")
-    for before, after in itertools.pairwise(victims):
-        if after <= before:
-            what = f"repeat position {after}" if after == before else f"put {after} after {before}"
-            raise broken(NOT_ASCENDING, f"victims must be strictly ascending, but they {what}")
+    cut = victims if isinstance(victims, CutVictims) else None  # too long to hold whole
+    disorder = next(
+        ((before, after) for before, after in itertools.pairwise(victims) if after <= before),
+        cut.disorder if cut is not None else None,
+    )
+    if disorder is not None:
+        before, after = disorder
+        what = f"repeat position {after}" if after == before else f"put {after} after {before}"
+        raise broken(NOT_ASCENDING, f"victims must be strictly ascending, but they {what}")
     kept = set(tracker.kept)
     for victim in victims:
         if victim not in kept:
@@ -278,6 +284,13 @@ def _judge_victims(victims: Any, expected: list[int] | None, tracker: Tracker, f
                 f"evicted position {victim}, which is not currently kept "
                 f"(kept: {show_positions(tracker.kept)})",
             )
+    if cut is not None:  # ascending, and more than are kept: some of the rest are not kept
+        raise broken(
+            NOT_KEPT,
+            f"evicted {cut.total:,} positions, more than the {len(kept):,} currently kept, "
+            f"so some are not kept (a list that long is not held whole: its first "
+            f"{len(cut):,} are kept for this report)",
+        )
     protected = tracker.protected
     hit = sorted(set(victims) & set(protected))
     if hit:

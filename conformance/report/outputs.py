@@ -140,7 +140,7 @@ def stage(target: Path, data: bytes, info: os.stat_result | None) -> Path:
 
 
 class GuardedStream:
-    """A text stream (stdout) whose failures end its output, never the command.
+    """A text stream (stdout, stderr) whose failures end its output, never the command.
 
     When the reader has gone (``| head -1``) or the device is full (``/dev/full``), the first
     failed write or flush silences the stream: its descriptor is pointed at ``/dev/null`` so
@@ -190,13 +190,16 @@ class GuardedStream:
 
 
 @contextlib.contextmanager
-def guarded_stdout() -> Iterator[GuardedStream]:
-    """``sys.stdout`` as a :class:`GuardedStream` for the duration."""
-    original = sys.stdout
-    guard = GuardedStream(original)
-    sys.stdout = guard  # type: ignore[assignment]
+def guarded_streams() -> Iterator[tuple[GuardedStream, GuardedStream]]:
+    """``sys.stdout`` and ``sys.stderr`` as :class:`GuardedStream` for the duration: a closed
+    or full stderr (``2>&1 | head -1``, ``2>/dev/full``) is silenced as stdout is, and never
+    costs a command its outputs or its exit status."""
+    originals = sys.stdout, sys.stderr
+    guards = GuardedStream(originals[0]), GuardedStream(originals[1])
+    sys.stdout, sys.stderr = guards  # type: ignore[assignment]
     try:
-        yield guard
+        yield guards
     finally:
-        guard.flush()
-        sys.stdout = original
+        for guard in guards:
+            guard.flush()
+        sys.stdout, sys.stderr = originals

@@ -14,6 +14,7 @@ from conformance.judge.verdicts import Judged
 from conformance.runner.results import VectorResult
 from conformance.spec.text import catches_of
 from conformance.suite.protocol_checks import ProtocolCheck
+from conformance.transport.pipes import waited
 from conformance.transport.raw import Transcript, talk
 
 #: Bytes of adapter output kept per check; a check needs a few lines, never more.
@@ -60,17 +61,26 @@ def run_checks(
     ``progress(result, done, total)`` is called as each check is judged (in the order they
     finish), from one thread at a time, as :func:`conformance.runner.workers.run_vectors`
     calls it."""
+    if not checks:
+        return []
     lock = threading.Lock()
-    done = 0
+    done = ended = 0
+    all_ended = threading.Event()
 
     def one(check: ProtocolCheck) -> VectorResult:
-        result = judged(check)
-        if progress is not None:
-            nonlocal done
+        nonlocal done, ended
+        try:
+            result = judged(check)
+            if progress is not None:
+                with lock:
+                    done += 1
+                    progress(result, done, len(checks))
+            return result
+        finally:
             with lock:
-                done += 1
-                progress(result, done, len(checks))
-        return result
+                ended += 1
+                if ended == len(checks):
+                    all_ended.set()
 
     def judged(check: ProtocolCheck) -> VectorResult:
         verdict, session = run_check(check, argv, timeout)
@@ -83,5 +93,12 @@ def run_checks(
             known_failure=check.id in known_failures,
         )
 
-    with ThreadPoolExecutor(max(PARALLEL_SESSIONS, jobs)) as pool:
-        return list(pool.map(one, checks))
+    pool = ThreadPoolExecutor(max(PARALLEL_SESSIONS, jobs))
+    try:
+        futures = [pool.submit(one, check) for check in checks]
+        # In slices: a stop signal the kernel gave a session's thread is handled here within
+        # moments (it kills the adapters, which ends the sessions), not once they time out.
+        waited(all_ended.wait)
+        return [future.result() for future in futures]
+    finally:  # after a stop signal the sessions in flight end with their killed adapters
+        pool.shutdown(wait=True, cancel_futures=True)

@@ -20,8 +20,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Self
 
-from conformance.judge.answers import HELLO_ID, LineFault, read_answer
-from conformance.spec.protocol import PROTOCOL_VERSION, parse_hello_answer
+from conformance.judge.answers import HELLO_ID, LineFault, held_victims, read_answer
+from conformance.spec.protocol import PROTOCOL_VERSION, decode, parse_hello_answer
 from conformance.suite.wire import Prepared, prepare
 from conformance.transport.failures import AdapterFailure, AdapterStartError
 from conformance.transport.framing import Ticket
@@ -96,6 +96,8 @@ class Client:
         # extra answer belongs), and with validate_protocol the ops of the batches in flight.
         self._current_first = self._previous_first = HELLO_ID
         self._ops: dict[int, tuple[str, ...]] = {}
+        #: The batches in flight that open with ``new`` (by first id): their victims bounded.
+        self._fresh: set[int] = set()
 
     @classmethod
     def process(
@@ -118,6 +120,7 @@ class Client:
         transport.start()
         self._current_first = self._previous_first = HELLO_ID
         self._ops = {}
+        self._fresh = set()
         try:
             ticket = self.send([{"op": "hello", "protocol": PROTOCOL_VERSION}])
             assert ticket.first == HELLO_ID
@@ -197,6 +200,8 @@ class Client:
         ticket = self.transport.send(prepared)
         if self.validate_protocol:
             self._ops[ticket.first] = prepared.ops()
+        if ticket.count and _opens_with_new(prepared):
+            self._fresh.add(ticket.first)
         return ticket
 
     def receive(
@@ -206,7 +211,11 @@ class Client:
         rules (see :meth:`conformance.transport.session.Transport.receive` for ``into``)."""
         self._previous_first, self._current_first = self._current_first, ticket.first
         ops = self._ops.pop(ticket.first, ())
-        read = self._reader(ticket.first, self._previous_first, ops)
+        fresh = ticket.first in self._fresh
+        self._fresh.discard(ticket.first)
+        read = self._reader(
+            ticket.first, self._previous_first, ops, ticket.count if fresh else None
+        )
         return self.transport.receive(ticket, into, read, timeout=timeout)
 
     def exchange(self, requests: Sequence[Mapping[str, Any]] | Prepared) -> list[dict[str, Any]]:
@@ -218,15 +227,25 @@ class Client:
         """
         return self.receive(self.send(requests))
 
-    def _reader(self, first: int, previous_first: int, ops: tuple[str, ...]) -> Read:
-        """How each answer line of a batch whose first id is ``first`` is read."""
+    def _reader(
+        self, first: int, previous_first: int, ops: tuple[str, ...], room: int | None
+    ) -> Read:
+        """How each answer line of a batch whose first id is ``first`` is read. ``room``: the
+        most victims its answers can hold in all when it opens with ``new`` (its size), held
+        to that bound once the ``new`` is accepted (:func:`~conformance.judge.answers.held_victims`:
+        a 2 MiB victims list on every evict is not held whole)."""
+        bound: int | None = None
 
         def read(line: bytes, index: int) -> dict[str, Any]:
+            nonlocal bound
             got = read_answer(line, index, first, previous_first, ops[index] if ops else None)
-            if type(got) is dict:
-                return got
-            assert isinstance(got, LineFault)
-            raise self._fault(got, index)
+            if type(got) is not dict:
+                assert isinstance(got, LineFault)
+                raise self._fault(got, index)
+            if index == 0 and room is not None and got.get("ok") is True:
+                bound = room  # an accepted new: every position kept from here is this batch's
+            got, bound = held_victims(got, bound)
+            return got
 
         return read
 
@@ -236,3 +255,15 @@ class Client:
             return AdapterStartError(fault.detail, tail)
         blamed = index if fault.index is None else fault.index
         return AdapterFailure("protocol", blamed, fault.detail, tail, earlier=fault.earlier)
+
+
+def _opens_with_new(prepared: Prepared) -> bool:
+    """Whether a batch's first request is ``new`` (read from its first body alone)."""
+    body = prepared.bodies[0]
+    head = body[:64]
+    if head.startswith(b'"op":'):  # the usual layout: the op first
+        return head.startswith(b'"op":"new"')
+    try:
+        return bool(decode(b"{" + body).get("op") == "new")
+    except ValueError:
+        return False

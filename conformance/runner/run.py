@@ -26,12 +26,24 @@ from conformance.runner.check_sessions import run_checks
 from conformance.runner.client import Client, Handshake
 from conformance.runner.results import VectorResult
 from conformance.runner.workers import Progress, SuiteItem, VectorRunner, run_vectors
+from conformance.spec.errors import KitError
+from conformance.spec.text import KEEP_TEXT, capped, escape
 from conformance.suite.discovery import select_items
 from conformance.suite.protocol_checks import ProtocolCheck, load_check
 from conformance.suite.stream import SuiteEntry
 from conformance.suite.vectors import Vector
 from conformance.transport import process
 from conformance.transport.session import ANSWER_TIMEOUT, AdapterProcess, Transport
+
+
+def timeout_problem(seconds: float) -> str | None:
+    """Why ``seconds`` cannot be a timeout, or None: the one rule for every front end's
+    ``--timeout`` and the plugin's ``--snapkv-timeout``. A timeout is a finite number of seconds
+    greater than zero: ``inf`` or ``nan`` would let a hung adapter hang the run for good."""
+    if not seconds > 0 or seconds == float("inf"):
+        return f"must be a positive number of seconds, got {seconds!r}"
+    return None
+
 
 __all__ = [
     "Explanation",
@@ -41,6 +53,8 @@ __all__ = [
     "SuiteItem",
     "VectorRunner",
     "run_suite",
+    "timeout_problem",
+    "triage_into",
     "triaged",
 ]
 
@@ -74,8 +88,14 @@ class RunResult:
     warnings: list[str] = field(default_factory=list)
     #: The :class:`conformance.explain.triage.Triage` of a failing run, when one was asked for.
     triage: Explanation | None = None
-    #: Stopped by SIGINT or SIGTERM: ``results`` hold only the items that finished.
+    #: Stopped by a stop signal while running: ``results`` hold only the items that finished.
     interrupted: bool = False
+    #: The stop signal (a ``KeyboardInterrupt``) that came during the triage, after every item
+    #: was judged: the results are whole and the triage is left out (with a warning). A front
+    #: end writes its outputs, then raises it (:func:`triage_into`).
+    stopped: KeyboardInterrupt | None = None
+    #: Why a run whose vectors failed has no triage (also among ``warnings``), or ``""``.
+    no_triage: str = ""
 
     @property
     def counts(self) -> dict[str, int]:
@@ -114,6 +134,30 @@ def triaged(vectors: Sequence[Any], results: Sequence[VectorResult]) -> Explanat
     return triage(list(vectors), of_vectors)
 
 
+def triage_into(result: RunResult, vectors: Sequence[Any]) -> None:
+    """Add the triage of ``result``'s vectors (:func:`triaged`) to ``result``, never at the cost
+    of its verdicts or outputs: the one place every front end's triage goes through.
+
+    A vector file that can no longer be read (removed, rewritten into something invalid,
+    swapped for a FIFO since it ran) leaves a warning that says so instead of a triage (also in
+    ``result.no_triage``). A stop signal during the triage (SIGINT, SIGTERM, SIGHUP: it may
+    take many seconds) leaves the warning ``the triage was interrupted: none is reported`` (in
+    ``result.no_triage`` too) and sets ``result.stopped``: the caller writes what it writes for
+    a finished run, then raises it."""
+    try:
+        result.triage = triaged(vectors, result.results)
+    except (KitError, OSError) as error:
+        result.no_triage = (
+            f"no triage: {escape(capped(str(error), KEEP_TEXT), one_line=True)} (was a vector "
+            "file changed or removed during the run?)"
+        )
+    except KeyboardInterrupt as stop:
+        result.no_triage = "the triage was interrupted: none is reported"
+        result.stopped = stop
+    if result.no_triage:
+        result.warnings.append(result.no_triage)
+
+
 @dataclass
 class Run:
     """The suite as every front end runs it: the vectors on persistent adapters, then each
@@ -132,7 +176,7 @@ class Run:
     (:func:`conformance.transport.process.interrupt_all`), so that a front end can write what
     finished. With ``validate_protocol`` every answer of an ``adapter_argv`` process is also
     held to the shipped response schema. With ``triage``, a run whose vectors failed carries
-    their triage (:func:`triaged`).
+    their triage (:func:`triage_into`).
     """
 
     vectors: Sequence[SuiteItem] = ()
@@ -179,7 +223,7 @@ class Run:
             result.jobs, result.warnings = ran.jobs, ran.warnings
         result.results.extend(self._checks(self.checks, progress))
         if self.triage:
-            result.triage = triaged(self.vectors, result.results)
+            triage_into(result, self.vectors)
         result.duration = time.monotonic() - began
         return result
 
@@ -216,7 +260,7 @@ class Run:
             result.warnings = self._runner.close()
             self._runner = None
         if self.triage:
-            result.triage = triaged(self._ran, result.results)
+            triage_into(result, self._ran)
         result.duration = time.monotonic() - self._began
         return result
 

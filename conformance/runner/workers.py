@@ -32,6 +32,7 @@ from conformance.runner.results import VectorResult
 from conformance.runner.window import Job, Window
 from conformance.suite.stream import SuiteEntry, read_for_run
 from conformance.suite.vectors import Vector
+from conformance.transport.pipes import waited
 from conformance.transport.session import Transport
 
 #: How long an interrupted run waits for its workers to stop after killing their adapters.
@@ -94,7 +95,7 @@ def run_vectors(
             threads.append(threading.Thread(target=workers[-1].work, daemon=True))
             threads[-1].start()
         for thread in threads:
-            thread.join()
+            _join(thread)
     except BaseException:  # Ctrl-C: leave no adapter running behind us
         _cancel(suite, adapters, threads)
         raise
@@ -105,6 +106,17 @@ def run_vectors(
             raise worker.error
     warnings = [problem for worker in workers for problem in worker.window.warnings]
     return Vectors(suite.finish(), handshake, jobs, sorted(set(warnings)))
+
+
+def _join(thread: threading.Thread) -> None:
+    """Wait until ``thread`` ends, in slices: a stop signal the kernel gave another thread is
+    handled between two of them (:data:`conformance.transport.pipes.WAIT_SLICE`)."""
+
+    def ended(seconds: float) -> bool:
+        thread.join(seconds)
+        return not thread.is_alive()
+
+    waited(ended)
 
 
 def _cancel(suite: _Suite, adapters: list[Client], threads: list[threading.Thread]) -> None:
@@ -139,7 +151,7 @@ def _start_all(factory: Callable[[], Client], jobs: int, adapters: list[Client])
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join()
+        _join(thread)
     if errors:
         for adapter in adapters:
             adapter.kill()  # no bye: a failed start leaves nothing worth a goodbye

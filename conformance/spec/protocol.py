@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar, Literal, NoReturn
 
 from conformance.spec.schemas import REQUEST_SCHEMA, RESPONSE_SCHEMA, json_pointer, schema_validator
-from conformance.spec.text import json_text
+from conformance.spec.text import KEEP_NAME, KEEP_NAMES, KEEP_TEXT, capped, json_text
 
 PROTOCOL_VERSION = 1
 #: Every op of protocol v1, in SPEC.md §3.2's order.
@@ -466,7 +466,8 @@ def parse_hello_answer(answer: Any) -> HelloAnswer:
         message = error.get("message") if isinstance(error, dict) else None
         raise ValueError(
             f"the adapter refused hello for protocol {PROTOCOL_VERSION} "
-            f"({kind}: {message}); it speaks another protocol version"
+            f"({capped(str(kind), KEEP_NAME)}: {capped(str(message), KEEP_TEXT)}); it speaks "
+            "another protocol version"
         )
     if not same_integer(answer.get("protocol"), PROTOCOL_VERSION):
         raise ValueError(
@@ -491,9 +492,23 @@ def parse_hello_answer(answer: Any) -> HelloAnswer:
     return HelloAnswer(
         answer.get("id"),  # type: ignore[arg-type]  # the driver checks the id
         PROTOCOL_VERSION,
-        {name: implementation[name] for name in ("name", "language", "version")},
-        tuple(capabilities),
+        {name: capped(implementation[name], KEEP_NAME) for name in ("name", "language", "version")},
+        _kept_capabilities(capabilities),
     )
+
+
+def _kept_capabilities(capabilities: list[str]) -> tuple[str, ...]:
+    """The capabilities as the kit keeps them: the first :data:`KEEP_NAMES`, each capped at
+    :data:`KEEP_NAME` characters, then the optional ops announced further on (what the kit
+    acts on is never cut), then a note of how many were cut (an adapter announcing a million
+    must not fill a report)."""
+    first = [capped(name, KEEP_NAME) for name in capabilities[:KEEP_NAMES]]
+    later = [name for name in capabilities[KEEP_NAMES:] if name in OPS and name not in first]
+    kept = first + list(dict.fromkeys(later))
+    cut = len(capabilities) - KEEP_NAMES - len(later)
+    if cut > 0:
+        kept.append(f"... ({cut:,} more capabilities)")
+    return tuple(kept)
 
 
 def is_integer(value: Any) -> bool:
@@ -554,4 +569,7 @@ def validate_message(direction: Direction, message: Any, op: str | None = None) 
         name = f"{RESPONSE_SCHEMA}#{op}"
     validator = schema_validator(name)
     errors = sorted(validator.iter_errors(message), key=lambda e: [str(p) for p in e.absolute_path])
-    return [f"{json_pointer(e.absolute_path) or '/'}: {e.message}" for e in errors]
+    # Capped: a schema's message quotes the value it refuses (an answer of 500,000 members).
+    return [
+        f"{json_pointer(e.absolute_path) or '/'}: {capped(e.message, KEEP_TEXT)}" for e in errors
+    ]

@@ -57,6 +57,11 @@ def _escape_char(match: re.Match[str]) -> str:
 #: answer's values in a result): enough to read, bounded whatever the adapter sends.
 KEEP_TEXT = 1000
 KEEP_ITEMS = 1000
+#: What is kept of the names an adapter gives itself in its answer to ``hello`` (its
+#: implementation's name, language and version, each capability) and how many capabilities:
+#: a report shows them in its header, which must stay a header whatever the adapter says.
+KEEP_NAME = 200
+KEEP_NAMES = 32
 
 
 def capped(text: str, limit: int) -> str:

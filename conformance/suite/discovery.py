@@ -25,6 +25,8 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from conformance.spec.errors import KitError
+from conformance.spec.inputs import InputError, read_input_text
+from conformance.spec.text import json_text
 
 #: A vector id as the vector schema allows it: lowercase words of a-z, 0-9 and ``-``, at least
 #: two segments joined by ``/``, at most 200 characters.
@@ -36,7 +38,8 @@ def id_problem(vector_id: str) -> str | None:
     """Why ``vector_id`` is not an id the vector schema allows, or None."""
     if len(vector_id) > MAX_ID_LENGTH or VECTOR_ID.fullmatch(vector_id) is None:
         return (
-            f"{vector_id!r} is not a vector id (lowercase words of a-z, 0-9 and - joined by /, "
+            f"{json_text(vector_id)} is not a vector id (lowercase words of a-z, 0-9 and - "
+            "joined by /, "
             f"at most {MAX_ID_LENGTH} characters)"
         )
     return None
@@ -158,7 +161,7 @@ def parse_known_failures(text: str, source: str = "<known failures>") -> set[str
             continue
         if any(char.isspace() for char in line):
             raise KnownFailuresError(
-                f"{source}:{number}: expected one vector id per line, got {line!r}"
+                f"{source}:{number}: expected one vector id per line, got {json_text(line)}"
             )
         problem = id_problem(line)
         if problem is not None:
@@ -170,9 +173,11 @@ def parse_known_failures(text: str, source: str = "<known failures>") -> set[str
 def read_known_failures(path: str | Path) -> set[str]:
     """:func:`parse_known_failures` of a file; raise :class:`KnownFailuresError`."""
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as error:
-        raise KnownFailuresError(f"{path}: cannot read the known-failures file: {error}") from None
+        text = read_input_text(path, what="known-failures file")
+    except InputError as error:
+        raise KnownFailuresError(
+            f"{path}: cannot read the known-failures file: {error.reason}"
+        ) from None
     return parse_known_failures(text, str(path))
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.errors import KitError
+from conformance.spec.inputs import InputError, read_suite_file
 from conformance.spec.protocol import DecodeError, decode, decode_strict_file
 from conformance.spec.schemas import schema_problems
 from conformance.suite import layout
@@ -142,9 +143,9 @@ def load_check(path: str | Path) -> ProtocolCheck:
     would say it."""
     path = Path(path)
     try:
-        data = decode_strict_file(path.read_bytes())
-    except OSError as error:
-        raise CheckError(f"{path}: cannot read: {error.strerror or error}") from None
+        data = decode_strict_file(read_suite_file(path))
+    except InputError as error:
+        raise CheckError(f"{path}: {error.reason}") from None
     except DecodeError as error:
         raise CheckError(f"{path}: not a valid JSON file: {error}") from None
     for problem in schema_problems(data, path, CHECK_SCHEMA):

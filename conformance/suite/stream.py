@@ -27,7 +27,6 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
-import os
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -35,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from conformance.spec.errors import VectorError
+from conformance.spec.inputs import InputError, read_suite_file
 from conformance.spec.protocol import decode, encode_body
 from conformance.spec.schemas import INT31_MAX
 from conformance.suite import layout
@@ -90,7 +90,7 @@ class SuiteEntry:
         :meth:`load` when it cannot be, and for a long vector, which :meth:`load` holds as its
         lines (:data:`~conformance.suite.vectors.LONG_VECTOR`)."""
         try:
-            data = self.path.read_bytes()
+            data = read_suite_file(self.path)
             if _is_long(data):
                 return self.load()
             return Vector.from_json(json.loads(data), self.path)
@@ -103,13 +103,13 @@ class SuiteEntry:
         try:
             if self.path.stat().st_size <= LONG_VECTOR:  # fewer bytes than that many lines
                 return False
-            return _is_long(self.path.read_bytes())
+            return _is_long(read_suite_file(self.path))
         except OSError:
             return False
 
     def file_digest(self) -> str:
         """The SHA-256 of the file's bytes (the kill matrix's key for a canonical file)."""
-        return hashlib.sha256(self.path.read_bytes()).hexdigest()
+        return hashlib.sha256(read_suite_file(self.path)).hexdigest()
 
 
 def _is_long(data: bytes) -> bool:
@@ -165,13 +165,9 @@ def plan_suite(paths: Sequence[str | Path]) -> SuitePlan:
 def _read_id(path: Path) -> tuple[str, bool]:
     """The file's id, and whether it is a protocol check."""
     try:
-        fd = os.open(path, os.O_RDONLY)
-        try:
-            head = os.read(fd, HEAD)
-        finally:
-            os.close(fd)
-    except OSError as error:
-        raise VectorError(path, "", f"cannot read: {error}") from None
+        head = read_suite_file(path, head=HEAD)
+    except InputError as error:
+        raise VectorError(path, "", error.reason) from None
     is_check = is_protocol_check_head(head)
     match = layout.ID_LINE.match(head)
     if match is not None:
@@ -188,6 +184,10 @@ def _read_id(path: Path) -> tuple[str, bool]:
                 value = None
             if isinstance(value, str):
                 return value, is_check
+    opening = head.lstrip(b" \t\r\n")[:1]
+    if opening not in (b"{", b""):  # judged by its first byte, before the rest is read
+        where = len(head) - len(head.lstrip(b" \t\r\n"))
+        raise VectorError(path, "", f"not valid JSON: expected '{{' at byte {where}")
     if is_check:  # another layout: parse it once for its id
         try:
             return load_check(path).id, True
@@ -199,9 +199,9 @@ def _read_id(path: Path) -> tuple[str, bool]:
 def read_for_run(entry: SuiteEntry) -> RunnableVector:
     """Read one vector file for sending (see the module docstring)."""
     try:
-        data = entry.path.read_bytes()
-    except OSError as error:
-        raise VectorError(entry.path, "", f"cannot read: {error}") from None
+        data = read_suite_file(entry.path)
+    except InputError as error:
+        raise VectorError(entry.path, "", error.reason) from None
     light = _read_canonical(entry.path, data)
     if light is not None:
         return light

@@ -14,6 +14,7 @@ from functools import cache
 from pathlib import Path
 
 from conformance.spec.errors import KitError
+from conformance.spec.inputs import read_input_text
 
 TAG_PATTERN = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _HEADING = re.compile(r"^## `([^`]*)`\s*$")
@@ -82,7 +83,7 @@ def vocabulary_path() -> Path:
 
 @cache
 def _load(path: Path) -> dict[str, Tag]:
-    return parse_vocabulary(path.read_text(encoding="utf-8"), str(path))
+    return parse_vocabulary(read_input_text(path, what="tag vocabulary"), str(path))
 
 
 def load_vocabulary(path: str | Path | None = None) -> dict[str, Tag]:

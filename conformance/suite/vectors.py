@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, overload
 
 from conformance.spec.errors import VectorError
+from conformance.spec.inputs import InputError, read_suite_file
 from conformance.spec.protocol import (
     MAX_DEPTH,
     DecodeError,
@@ -326,9 +327,9 @@ def read_document(path: str | Path) -> Document:
     within the codec's limit), then the schema, every problem named by file and pointer."""
     path = Path(path)
     try:
-        raw = path.read_bytes()
-    except OSError as error:
-        return Document(path, problems=[VectorError(path, "", f"cannot read: {error}")])
+        raw = read_suite_file(path)
+    except InputError as error:
+        return Document(path, problems=[VectorError(path, "", error.reason)])
     return parse_document(raw, path)
 
 
@@ -483,12 +484,10 @@ def _walk(
                 ) from None
             if stat_module.S_ISDIR(status.st_mode):
                 subdirectories.append(Path(entry.path))
-            elif (
-                entry.name.endswith(".json")
-                and stat_module.S_ISREG(status.st_mode)
-                and _first_time((status.st_dev, status.st_ino), seen_files)
+            elif entry.name.endswith(".json") and _first_time(
+                (status.st_dev, status.st_ino), seen_files
             ):
-                yield Path(entry.path)
+                yield Path(entry.path)  # not a regular file: refused when its head is read
         stack.extend(reversed(subdirectories))  # visited in name order
 
 
@@ -541,10 +540,9 @@ _CHECK_FORMAT = re.compile(rb'"format"\s*:\s*"snapkv-protocol-check/1"')
 def is_protocol_check_file(path: str | Path) -> bool:
     """Whether ``path`` is a protocol check rather than a vector (its format says so)."""
     try:
-        with open(path, "rb") as file:
-            head = file.read(4096)
-    except OSError:
-        return False
+        head = read_suite_file(path, head=4096)
+    except InputError:
+        return False  # read as a vector, which says why it cannot be
     return is_protocol_check_head(head)
 
 

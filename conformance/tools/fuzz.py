@@ -40,6 +40,7 @@ from conformance.explain.play import compose
 from conformance.policy.reference import new_policy
 from conformance.report.outputs import write_text
 from conformance.spec.errors import KitError
+from conformance.spec.inputs import InputError, read_input
 from conformance.spec.protocol import dumps, holds_text
 from conformance.suite.vectors import DOUBLE_ROUNDING, Vector, dumps_vector
 from conformance.tools.generate.builders import Draft, Planned
@@ -205,19 +206,34 @@ class CampaignDatabase(ExampleDatabase):
     every failing example found is kept there, and a later run replays those first. One file
     per example, named by hashes, so the databases of several machines merge by copying their
     directories into one. Saves stop once a run is stopping: the example drawn only to stop
-    hypothesis is no finding."""
+    hypothesis is no finding.
+
+    Every entry is read as any input file is (:func:`conformance.spec.inputs.read_input`): the
+    directory is checked when the database is made, and :class:`InputError` names the first
+    entry that is not a regular file of at most
+    :data:`~conformance.spec.inputs.TEXT_FILE_LIMIT` bytes (a FIFO would hang the run, a link
+    to ``/dev/zero`` would be read without end); an entry that turns bad later is skipped."""
 
     def __init__(self, path: str | Path) -> None:
         super().__init__()
+        self.path = Path(path)
         self.directory = DirectoryBasedExampleDatabase(str(path))
         self.stopping = False
+        for entry in _entries(self.path):
+            read_input(entry, what="fuzz database entry")
+
+    def fetch(self, key: bytes) -> Iterable[bytes]:
+        # Hypothesis's own fetch opens each file with a blocking read of the whole of it.
+        where = self.directory._key_path(key)
+        for entry in _entries(where):
+            try:
+                yield read_input(entry, what="fuzz database entry")
+            except InputError:
+                continue
 
     def save(self, key: bytes, value: bytes) -> None:
         if not self.stopping:
             self.directory.save(key, value)
-
-    def fetch(self, key: bytes) -> Iterable[bytes]:
-        return self.directory.fetch(key)
 
     def delete(self, key: bytes, value: bytes) -> None:
         self.directory.delete(key, value)
@@ -225,6 +241,23 @@ class CampaignDatabase(ExampleDatabase):
     def move(self, src: bytes, dest: bytes, value: bytes) -> None:
         if not self.stopping:
             self.directory.move(src, dest, value)
+
+
+def _entries(directory: Path) -> list[Path]:
+    """The entries of a database directory, its subdirectories' (one per key) included; none
+    when it does not exist yet. Raises :class:`InputError` for one that cannot be listed."""
+    if not directory.is_dir():
+        return []
+    found = []
+    try:
+        for entry in sorted(directory.iterdir()):
+            if entry.is_dir():  # one per key, holding its examples
+                found += [item for item in sorted(entry.iterdir()) if not item.is_dir()]
+            else:
+                found.append(entry)
+    except OSError as error:
+        raise InputError(directory, f"cannot read: {error.strerror or error}") from None
+    return found
 
 
 def example_database(path: str | Path | None) -> CampaignDatabase | None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -70,6 +70,8 @@ class Column:
     start_error: str | None = None
     results: dict[str, VectorResult] = field(default_factory=dict)
     triage: Explanation | None = None
+    #: Why a failing port has no triage ("" when it has one, or passed).
+    triage_note: str = ""
 
     def verdict(self, vector_id: str) -> str:
         result = self.results.get(vector_id)
@@ -91,6 +93,8 @@ class Matrix:
     vectors: list[Vector]
     columns: list[Column]
     checks: list[ProtocolCheck] = field(default_factory=list)
+    #: Stopped by a signal: the columns are the ports that finished.
+    interrupted: bool = False
 
     @property
     def items(self) -> list[Item]:
@@ -118,8 +122,25 @@ def run_matrix(
 
     ``progress(port)`` may return a per-item progress callback for that port's run.
     """
+    columns = list(
+        run_columns(vectors, ports, checks=checks, jobs=jobs, timeout=timeout, progress=progress)
+    )
+    return Matrix(list(vectors), columns, list(checks))
 
-    columns = []
+
+def run_columns(
+    vectors: Sequence[Vector],
+    ports: Sequence[Port],
+    *,
+    checks: Sequence[ProtocolCheck] = (),
+    jobs: int = 1,
+    timeout: float = ANSWER_TIMEOUT,
+    progress: Progress | None = None,
+) -> Iterator[Column]:
+    """Each port's column of :func:`run_matrix`, as soon as its port is done, so that a front
+    end interrupted while a later port runs still has the finished ones to write. A port
+    interrupted during its triage is given without it (its run is finished); one interrupted
+    during its run is not given."""
     for port in ports:
         column = Column(port)
         try:
@@ -134,12 +155,14 @@ def run_matrix(
             ).execute()
         except (AdapterStartError, StartError, OSError) as error:
             column.start_error = str(error)
-        else:
-            column.handshake = run.handshake
-            column.results = {result.vector_id: result for result in run.results}
-            column.triage = run.triage
-        columns.append(column)
-    return Matrix(list(vectors), columns, list(checks))
+            yield column
+            continue
+        column.handshake = run.handshake
+        column.results = {result.vector_id: result for result in run.results}
+        column.triage, column.triage_note = run.triage, run.no_triage
+        yield column  # the caller keeps it, even when the triage was interrupted
+        if run.stopped is not None:  # the interruption goes on from here
+            raise run.stopped
 
 
 def summary_lines(matrix: Matrix) -> list[str]:
@@ -213,6 +236,18 @@ def _md_kit(text: str) -> str:
     return flat.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("|", "\\|")
 
 
+def _triage_line(column: Column) -> str:
+    """The triage's headline of a failing port, why it has none, or ``""``."""
+    return column.triage.headline() if column.triage is not None else column.triage_note
+
+
+def _stopped(matrix: Matrix) -> str:
+    """The note of an interrupted matrix (the kit's own words, safe in Markdown and HTML)."""
+    if not matrix.interrupted:
+        return ""
+    return " Interrupted: only the ports listed ran; the others did not."
+
+
 def _md_row(cells: Sequence[str]) -> str:
     return "| " + " | ".join(cells) + " |"
 
@@ -225,7 +260,7 @@ def to_markdown(matrix: Matrix) -> str:
         "# SnapKV conformance matrix",
         "",
         f"{_scope(matrix)} against {len(matrix.columns)} port(s), "
-        f"judged by snapkv-conformance {__version__}.",
+        f"judged by snapkv-conformance {__version__}.{_stopped(matrix)}",
         "",
         _md_row(["port", "implementation", "language", "version", "passed"]),
         _md_row(["---"] * 4 + ["---:"]),
@@ -236,12 +271,11 @@ def to_markdown(matrix: Matrix) -> str:
             name = f"did not start: {column.start_error.splitlines()[0]}"
         cells = [column.port.name, name, language, version, f"{column.passed()}/{total}"]
         lines.append(_md_row([_md(cell) for cell in cells]))
-    triaged = [column for column in matrix.columns if column.triage is not None]
+    triaged = [column for column in matrix.columns if _triage_line(column)]
     if triaged:
         lines += ["", "## Triage", ""]
         for column in triaged:
-            assert column.triage is not None
-            headline = _md_kit(column.triage.headline())
+            headline = _md_kit(_triage_line(column))
             lines.append(f"- **{_md(column.port.name)}**: {headline}")
     failures = _failures(matrix)
     if failures:
@@ -348,7 +382,7 @@ def to_html(matrix: Matrix) -> str:
         "<body>",
         "<h1>SnapKV conformance matrix</h1>",
         f"<p>{_scope(matrix)} against {len(matrix.columns)} port(s), judged by "
-        f"snapkv-conformance {e(__version__)}.</p>",
+        f"snapkv-conformance {e(__version__)}.{_stopped(matrix)}</p>",
         "<table>",
         "<thead><tr><th>port</th><th>implementation</th><th>language</th><th>version</th>"
         "<th>passed</th></tr></thead>",
@@ -365,12 +399,11 @@ def to_html(matrix: Matrix) -> str:
             f"<td>{e(version)}</td><td{css}>{passed}/{total}</td></tr>"
         )
     out += ["</tbody>", "</table>"]
-    triaged = [column for column in matrix.columns if column.triage is not None]
+    triaged = [column for column in matrix.columns if _triage_line(column)]
     if triaged:
         out += ["<h2>Triage</h2>", "<ul>"]
         for column in triaged:
-            assert column.triage is not None
-            headline = _html_marked(column.triage.headline())
+            headline = _html_marked(_triage_line(column))
             out.append(f"<li><b>{e(column.port.name)}</b>: {headline}</li>")
         out.append("</ul>")
     failures = _failures(matrix)

@@ -272,6 +272,8 @@ def _line(plan: Plan, number: int, session: Any) -> str:
     if plan.extra:
         name, _, value = EXTRAS[plan.extra - 1].partition(":")
         members.append((json.loads(name), value))
+    if not members:  # no id, no op, no extra: the empty object, nothing to repeat or move
+        return _render(members, -1, plan.spacing)
     if plan.decoy:
         at = (plan.decoy - 1) % len(members)
         name, value = members[at]

@@ -22,7 +22,7 @@ import termios
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import IO, Any
 
 from conformance.spec.text import capped
@@ -36,8 +36,27 @@ CHUNK = 65536
 #: machine is CPU the adapter gets. The adapter never waits for it: the runner keeps the next
 #: vector's requests queued, and a millisecond of answers cannot fill a pipe.
 COALESCE = 0.001
-#: The longest single wait on a pipe; a longer timeout is waited in slices of this.
-MAX_WAIT_SLICE = 3600.0
+#: The longest one wait of the kit lasts before its thread runs Python code again. The kernel
+#: hands a signal sent to the kit (Ctrl-C, a CI runner's SIGTERM, a closed terminal's SIGHUP) to
+#: whichever of its threads does not block it, and Python runs the handler in the main thread
+#: only, when that thread next runs Python code: a main thread blocked for the whole of a wait
+#: (a join, a future, a poll) while the signal went to another thread would obey the signal
+#: policy only once that wait ended, a hung adapter's whole timeout later. So every wait is
+#: waited in slices of this (:func:`waited`); huge timeouts (``--timeout 1e10``) fit it too.
+WAIT_SLICE = 0.05
+
+
+def waited(until: Callable[[float], bool], timeout: float | None = None) -> bool:
+    """Wait in slices of :data:`WAIT_SLICE` (see there why): ``until(seconds)`` waits at most
+    ``seconds`` for something and says whether it has happened. True once it has, False when
+    ``timeout`` seconds (None: no bound) passed first."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        left = WAIT_SLICE if deadline is None else deadline - time.monotonic()
+        if until(max(0.0, min(left, WAIT_SLICE))):
+            return True
+        if deadline is not None and time.monotonic() >= deadline:
+            return False
 
 
 class Splitter:
@@ -101,8 +120,8 @@ class LineReader:
     def next(self, timeout: float) -> tuple[str, bytes] | None:
         deadline = time.monotonic() + timeout
         while not self._lines and self._end is None:
-            # In slices: poll() and queue waits overflow on huge timeouts (--timeout 1e10).
-            chunk = self._read(min(max(0.0, deadline - time.monotonic()), MAX_WAIT_SLICE))
+            # In slices (WAIT_SLICE): a stop signal is handled between two of them.
+            chunk = self._read(min(max(0.0, deadline - time.monotonic()), WAIT_SLICE))
             if chunk is None and deadline - time.monotonic() > 0:
                 continue
             if chunk is None:
@@ -226,8 +245,13 @@ def drain_loop(stderr: Any, tail: StderrTail, done: threading.Event) -> None:
     """Read stderr continuously so a chatty adapter never blocks on a full pipe."""
     try:
         fd = stderr.fileno()
+        # poll, not select: select refuses a descriptor of 1024 or more (a run with --jobs 400,
+        # or under a high ulimit -n), and a drain that stopped would kill a chatty adapter
+        # with SIGPIPE.
+        waiting = select.poll()
+        waiting.register(fd, select.POLLIN | select.POLLHUP | select.POLLERR)
         while True:
-            select.select([fd], [], [])  # wait for bytes or the end, holding nothing
+            waiting.poll()  # wait for bytes or the end, holding nothing
             with tail.reading:  # the read cannot block now; settle sees read and add as one
                 chunk = os.read(fd, CHUNK)
                 tail.add(chunk)

@@ -15,13 +15,22 @@ its business while it runs; once it is done with, none of it survives the kit:
 - **the pipes it was given**: once the adapter is dead, any process still holding its stdout
   (a descendant still starting, or one that cleared its environment) is found in ``/proc`` by
   the pipe and killed, so that the answers' pipe ends and a crash is never waited out;
-- **a child subreaper** (Linux, the command line only: :func:`become_subreaper`): an orphaned
-  descendant is handed to the kit rather than to init, so one that also cleared its
-  environment is still the kit's child, found and killed when the command ends.
+- **a child subreaper** (Linux, the command line and the pytest plugin:
+  :func:`become_subreaper`): an orphaned descendant is handed to the kit rather than to init,
+  so one that also cleared its environment is still the kit's child (and outside the kit's
+  session), found and killed when the command or the pytest session ends;
+- **frozen before killed** (:func:`kill_strays`): what is found is stopped first, then its
+  descendants by parent, again until nothing new is found, and only then killed, so that
+  neither a fork storm nor a chain of ``setsid`` children can slip away between a look and a
+  kill.
 
-:func:`interrupt_all` is the signal policy's first half: on SIGINT or SIGTERM every adapter is
-killed at once and no new one may start, so that every thread waiting on one is released
-within moments; the front end then writes what finished (see :mod:`conformance.cli`).
+The signal policy (:func:`signal_policy`, used by the command line and by the pytest plugin):
+on any of :data:`STOP_SIGNALS` (SIGINT, SIGTERM, SIGHUP) every adapter is killed at once and no
+new one may start (:func:`interrupt_all`), so that every thread waiting on one is released
+within moments; then :class:`Interrupted` (a ``KeyboardInterrupt``) is raised in the main
+thread, and the front end writes what finished and exits 128 plus the signal's number. A
+second signal while it does so is noted, not raised: the outputs are not lost to an impatient
+sender (a CI runner sends SIGTERM soon after SIGINT).
 """
 
 from __future__ import annotations
@@ -38,8 +47,10 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from conformance.spec.errors import KitError
 from conformance.transport import pipes
@@ -190,7 +201,7 @@ class Process:
             if not self._reaped:
                 self._kill_group()
         self._writes.put(None)
-        self.exited.wait(5.0)
+        pipes.waited(self.exited.wait, 5.0)
 
     def _kill_group(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -201,7 +212,7 @@ class Process:
 
     def wait(self, timeout: float) -> int | None:
         """The leader's exit status, or None if it is still running after ``timeout`` s."""
-        if self.exited.wait(min(timeout, threading.TIMEOUT_MAX)):
+        if pipes.waited(self.exited.wait, timeout):
             return self.status
         return None
 
@@ -282,6 +293,51 @@ def interrupt_all() -> None:
                 process._kill_group()
 
 
+#: The signals that stop a command: Ctrl-C, a cancelled CI job, a closed terminal.
+STOP_SIGNALS: tuple[signal.Signals, ...] = tuple(
+    getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name)
+)
+
+
+class Interrupted(KeyboardInterrupt):
+    """A stop signal (:data:`STOP_SIGNALS`), raised like Ctrl-C so that the same cleanup runs.
+
+    ``signum`` is the signal; ``status`` the exit status a shell reports for it (128 + its
+    number: 130 for SIGINT, 143 for SIGTERM, 129 for SIGHUP); ``name`` says what happened."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.status = 128 + signum
+        names = {"SIGINT": "interrupted", "SIGTERM": "terminated", "SIGHUP": "hung up"}
+        self.name = names.get(signal.Signals(signum).name, "stopped")
+
+
+def _stop(signum: int, frame: Any) -> None:
+    """The handler of :func:`signal_policy`: kill every adapter, then unwind as from Ctrl-C
+    (once: a later signal finds the command already stopping)."""
+    first = not _interrupted
+    interrupt_all()
+    if first:
+        raise Interrupted(signum)
+
+
+@contextlib.contextmanager
+def signal_policy() -> Iterator[None]:
+    """The signal policy (see the module docstring) for the duration; outside the main thread,
+    where Python cannot handle signals, nothing changes."""
+    try:
+        previous = {sig: signal.signal(sig, _stop) for sig in STOP_SIGNALS}
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def begin() -> None:
     """Start a command: adapters may be started (until :func:`interrupt_all`)."""
     global _interrupted
@@ -352,48 +408,145 @@ def _pids() -> list[int]:
         return []
 
 
+#: The longest one sweep for strays goes on: a fork storm is frozen well within it.
+SWEEP_LIMIT = 10.0
+
+
 def kill_strays(token: str | None = None) -> int:
     """Kill the descendants of adapters that left their process group, and reap those that
     were handed to the kit (a subreaper's orphans); return how many were killed.
 
     With ``token``, those of that adapter only; without, those of every adapter this process
     started that is no longer running, and every orphan handed to it that is not an adapter it
-    started. Adapters of other processes (another kit, another test worker) are never touched.
+    started and has left the kit's session (an adapter's descendants always have: every
+    adapter starts in a session of its own). Adapters of other processes (another kit,
+    another test worker) are never touched.
+
+    What is found is frozen (``SIGSTOP``, which no process can catch) before anything is
+    killed, and so are the descendants of what is found, by parent, whatever their
+    environment: a process that forks as fast as it can, or a chain of sessions each the
+    parent of the next, cannot move out of reach while the rest is found. The sweep repeats
+    until it finds nothing new (for at most :data:`SWEEP_LIMIT` seconds); then every frozen
+    process is killed.
     """
     me = os.getpid()
-    mine = f"{me}:"
-    with _registry_lock:
-        live = {process.token for process in _running.values()}
-        leaders = set(_running)
-    killed = []
-    for pid in _pids():
-        if pid == me or pid in leaders:
-            continue
-        found = _environment_tokens(pid)
-        if token is not None:
-            ours = found == token
-        else:
-            ours = found is not None and found.startswith(mine) and found not in live
-        if not ours and token is None and _subreaper and found is None and _parent(pid) == me:
-            ours = True  # an orphan handed to the kit that cleared its environment
-        if ours:
+    frozen: set[int] = set()
+    deadline = time.monotonic() + SWEEP_LIMIT
+    while True:
+        table = _process_table()
+        found = _strays(token, table) | _descendants(frozen, table)
+        found = {pid for pid in found - frozen if pid != me and table[pid].state not in "ZX"}
+        if not found:
+            break
+        for pid in found:
             with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-                killed.append(pid)
+                os.kill(pid, signal.SIGSTOP)
+        frozen |= found
+        # A stop takes effect when its target next runs: one in the middle of a fork finishes
+        # it first. So the next look waits until every target has stopped (or died), and a
+        # look that finds nothing new then proves that nothing is left to find.
+        _until_stopped(found, deadline)
+        if time.monotonic() > deadline:
+            break
+    killed = []
+    for pid in frozen:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
     for pid in killed:  # the kit's own children (orphans it was handed) must be reaped
         _reap(pid)
     return len(killed)
 
 
-def _parent(pid: int) -> int | None:
+def _until_stopped(pids: set[int], deadline: float) -> None:
+    """Wait (until ``deadline``) until every one of ``pids`` is stopped, a zombie or gone."""
+    waiting = set(pids)
+    while waiting and time.monotonic() < deadline:
+        waiting = {pid for pid in waiting if _running_state(pid)}
+        if waiting:
+            time.sleep(0.001)
+
+
+def _running_state(pid: int) -> bool:
+    """Whether ``pid`` still runs: not stopped (``T``, ``t``), a zombie or gone."""
+    entry = _stat(pid)
+    return entry is not None and entry.state not in ("T", "t", "Z", "X")
+
+
+@dataclass(frozen=True)
+class _Entry:
+    """What the sweep reads of a process in ``/proc``."""
+
+    parent: int
+    session: int
+    state: str
+
+
+def _process_table() -> dict[int, _Entry]:
+    """Every process's parent, session and state, from ``/proc`` (empty where there is none)."""
+    table = {}
+    for pid in _pids():
+        entry = _stat(pid)
+        if entry is not None:
+            table[pid] = entry
+    return table
+
+
+def _stat(pid: int) -> _Entry | None:
     try:
         with open(f"/proc/{pid}/stat", "rb") as handle:
-            stat = handle.read()
+            raw = handle.read()
     except OSError:
         return None
-    # pid (comm) state ppid ...: comm may hold spaces and parentheses; the last ')' ends it.
-    fields = stat[stat.rfind(b")") + 2 :].split()
-    return int(fields[1]) if len(fields) > 1 else None
+    # pid (comm) state ppid pgrp session ...: comm may hold spaces and parentheses; the last
+    # ')' ends it.
+    fields = raw[raw.rfind(b")") + 2 :].split()
+    if len(fields) < 4:
+        return None
+    return _Entry(int(fields[1]), int(fields[3]), fields[0].decode("ascii", "replace"))
+
+
+def _strays(token: str | None, table: Mapping[int, _Entry]) -> set[int]:
+    """The processes :func:`kill_strays` looks for (see there), by their environment or, for
+    an orphan handed to the kit, by their parent and session."""
+    me = os.getpid()
+    mine = f"{me}:"
+    with _registry_lock:
+        live = {process.token for process in _running.values()}
+        leaders = set(_running)
+    own_session = table[me].session if me in table else None
+    found = set()
+    for pid, entry in table.items():
+        if pid == me or pid in leaders or entry.state in "ZX":
+            continue
+        carried = _environment_tokens(pid)
+        if token is not None:
+            ours = carried == token
+        else:
+            ours = carried is not None and carried.startswith(mine) and carried not in live
+            if carried is None and _subreaper and entry.parent == me:
+                # An orphan handed to the kit that cleared its environment: an adapter's
+                # descendant if it is outside the kit's session (the kit's own children, a
+                # pytest run's for instance, stay in it unless they leave on purpose).
+                ours = entry.session != own_session
+        if ours:
+            found.add(pid)
+    return found
+
+
+def _descendants(roots: set[int], table: Mapping[int, _Entry]) -> set[int]:
+    """Every process descended from ``roots``, by parent (at the time of ``table``)."""
+    children: dict[int, list[int]] = {}
+    for pid, entry in table.items():
+        children.setdefault(entry.parent, []).append(pid)
+    found: set[int] = set()
+    stack = list(roots)
+    while stack:
+        for child in children.get(stack.pop(), ()):
+            if child not in found and child not in roots:
+                found.add(child)
+                stack.append(child)
+    return found
 
 
 def _reap(pid: int) -> None:
@@ -415,8 +568,10 @@ def become_subreaper() -> bool:
     """Make this process a child subreaper (Linux ``prctl(PR_SET_CHILD_SUBREAPER)``), so that
     an adapter's orphaned descendants are handed to it; True when it is one.
 
-    For the command line only: in a process the kit does not own (a pytest run), orphans of
-    unrelated programs would be handed to it too.
+    For a process that runs adapters on the kit's behalf: the command line, and a pytest
+    session with ``--snapkv-adapter``. Orphans of other programs are handed to it too; the
+    sweeps kill only those outside the kit's session (:func:`kill_strays`), which the kit's
+    own children (a test's subprocess) stay in unless they leave it on purpose.
     """
     global _subreaper
     if _subreaper or not sys.platform.startswith("linux"):
@@ -440,8 +595,10 @@ def shutdown() -> None:
 
 
 __all__ = [
+    "STOP_SIGNALS",
     "TOKEN_VARIABLE",
     "CommandError",
+    "Interrupted",
     "Process",
     "StartError",
     "become_subreaper",
@@ -450,6 +607,7 @@ __all__ = [
     "interrupted",
     "kill_strays",
     "shutdown",
+    "signal_policy",
     "spawn",
     "split_command",
 ]

@@ -14,7 +14,7 @@ descendants are killed at the end, whatever happened.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from conformance.transport import pipes, process
@@ -33,7 +33,8 @@ class Transcript:
     """What one raw session gave.
 
     ``answers`` are the answer lines without their newline (an unfinished or over-long last line
-    too, cut at 200 bytes when over-long); ``cut`` says the adapter wrote more than was kept.
+    too, cut at 200 bytes when over-long), or none when they went to a ``sink``; ``count`` is
+    how many were read either way; ``cut`` says the adapter wrote more than was kept.
     ``exit_status`` is None when it did not exit in time (``timed_out``). ``first_answer`` and
     ``last_answer`` are ``time.perf_counter()`` readings of the first and last line.
     """
@@ -47,25 +48,32 @@ class Transcript:
     cut: bool = False
     first_answer: float = 0.0
     last_answer: float = 0.0
+    count: int = 0
 
 
 def talk(
     argv: Sequence[str],
-    data: bytes,
+    data: bytes | Iterable[bytes],
     *,
     timeout: float,
     answers_due: int | None = None,
     max_line: int = MAX_LINE,
     max_output: int = 1 << 20,
+    sink: Callable[[bytes], None] | None = None,
 ) -> Transcript:
     """Run one raw session (see the module docstring); raise
-    :class:`~conformance.transport.process.StartError` for a command that cannot start."""
+    :class:`~conformance.transport.process.StartError` for a command that cannot start.
+
+    ``data`` is bytes, or pieces of bytes made as the writer gets to them (a workload streamed
+    rather than built whole: ``timeout`` then bounds its making too). With ``sink``, each
+    answer line is handed to it as it is read and not kept (``max_output`` then applies to
+    nothing: the sink bounds what it keeps)."""
     started = time.monotonic()
     deadline = started + timeout
     adapter = process.spawn(argv)
     reader = pipes.LineReader(adapter.stdout, max_line)
     lines: list[bytes] = []
-    size = 0
+    count = size = 0
     timed_out = overlong = cut = False
     first = last = 0.0
     most = None if answers_due is None else answers_due + EXTRA_LINES
@@ -73,11 +81,11 @@ def talk(
         adapter.write(data)
         adapter.close_input()
         while True:
-            if size >= max_output or (most is not None and len(lines) >= most):
+            if size >= max_output or (most is not None and count >= most):
                 cut = True
                 break
             limit = deadline
-            if answers_due is not None and len(lines) >= answers_due:
+            if answers_due is not None and count >= answers_due:
                 limit = min(deadline, time.monotonic() + EXIT_GRACE)
             got = reader.next(max(0.0, limit - time.monotonic()))
             if got is None:
@@ -88,8 +96,12 @@ def talk(
                 break
             last = time.perf_counter()
             first = first or last
-            lines.append(line.removesuffix(b"\n"))
-            size += len(line)
+            count += 1
+            if sink is None:
+                lines.append(line.removesuffix(b"\n"))
+                size += len(line)
+            else:
+                sink(line.removesuffix(b"\n"))
             if tag != pipes.LINE:  # an unfinished or over-long last line: the stream is done
                 overlong = tag == pipes.OVERLONG
                 break
@@ -111,4 +123,5 @@ def talk(
         cut,
         first,
         last,
+        count,
     )

@@ -5,10 +5,15 @@ write.
 from __future__ import annotations
 
 import json
+import os
 import shlex
+from pathlib import Path
+
+import pytest
 
 from conformance import cli
 from conformance.tools import fuzz
+from tests.support.hostile import kit
 from tests.support.runner_support import REFERENCE_ARGV, mutant_argv
 
 
@@ -35,3 +40,36 @@ def test_fuzz_prints_the_vector_when_it_cannot_be_saved(monkeypatch, tmp_path, c
     vector = json.loads(text)
     assert vector["format"] == "snapkv-vector/1"
     assert "cannot write the vector (printed above)" in captured.err
+
+
+# -- against a hostile example database, and the seed that found a bug of the kit's own --------
+REFERENCE = shlex.join(REFERENCE_ARGV)
+
+
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_database_holding_a_special_file_is_one_line(tmp_path: Path, kind: str) -> None:
+    """Case 12: a FIFO in ``--database`` used to hang past any timeout, a link to /dev/zero
+    to end in a traceback; now one line names the entry, before the adapter starts."""
+    database = tmp_path / "db"
+    (database / "0123456789abcdef").mkdir(parents=True)
+    entry = database / "0123456789abcdef" / "fedcba9876543210"
+    if kind == "fifo":
+        os.mkfifo(entry)
+    else:
+        entry.symlink_to("/dev/zero")
+    for protocol in ([], ["--protocol"]):
+        done = kit("fuzz", *protocol, "--adapter", REFERENCE, "--database", str(database),
+                   "--max-examples", "2", "--seed", "1", timeout=60)  # fmt: skip
+        assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+        assert done.stderr.startswith(f"snapkv-conformance fuzz: error: --database: {entry}: is a")
+        assert "Traceback" not in done.stderr
+
+
+@pytest.mark.slow
+def test_the_seed_that_drew_a_line_without_members_finds_no_difference() -> None:
+    """Left-over 3, the probe itself: the reference against itself, seed 4242794193, used to
+    die of ZeroDivisionError and exit 1 (a difference found, the port blamed)."""
+    done = kit("fuzz", "--protocol", "--adapter", REFERENCE, "--seed", "4242794193",
+               timeout=600)  # fmt: skip
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    assert "no difference in " in done.stdout

@@ -412,6 +412,7 @@ _NOT_KIT_ERRORS = {
     "conformance/spec/protocol.py BadRequest",
     "conformance/policy/reference.py PolicyError",
     "conformance/pytest_plugin.py AdapterNotStarted",
+    "conformance/pytest_plugin.py KitFault",
     "conformance/pytest_plugin.py VectorFailed",
     "conformance/tools/fuzz.py AdapterLost",
     "conformance/tools/generate/builders/_draft.py DesignError",

@@ -8,6 +8,7 @@ leaves no latitude on; the saved check validates and fails the slip through ``ru
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 import shlex
@@ -18,12 +19,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 
+from conformance.adapter.server import Session
 from conformance.judge.check_answers import judge_check
 from conformance.judge.verdicts import PASS
 from conformance.suite.protocol_checks import dumps_check, load_check
+from conformance.tools import protocol_fuzz
 from conformance.tools import protocol_fuzz as pf
 from conformance.tools.generate import checks as generated_checks
 from conformance.tools.generate.checks import build_checks
+from conformance.tools.protocol_fuzz import IDS, OPS, UNKNOWN_OPS, Plan
 from tests.support.paths import ROOT, TESTS
 
 SLIPS = TESTS / "lax_adapters" / "slips.py"
@@ -208,3 +212,15 @@ def cli(*args: str) -> subprocess.CompletedProcess[str]:
         timeout=600,
         cwd=ROOT,
     )
+
+
+# -- no line drawn that cannot be built --------------------------------------------------------
+def test_a_line_without_members_is_the_empty_object_whatever_else_was_drawn() -> None:
+    """Left-over 3: an id drawn "missing", an op drawn "missing" and no extra field leave no
+    member; the decoy, the rotation and the escape used to take a modulo by zero."""
+    session = Session()
+    op = len(OPS) + UNKNOWN_OPS.index("missing")
+    for decoy, order, escape, spacing in itertools.product(range(5), range(4), range(4), range(5)):
+        plan = Plan(op, IDS.index("missing"), 0, 0, (), decoy, 0, order, escape, spacing, False)
+        line = protocol_fuzz._line(plan, 2, session)
+        assert json.loads(line) == {}, line

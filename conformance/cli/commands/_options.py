@@ -14,12 +14,17 @@ if TYPE_CHECKING:
 
 
 def positive_float(text: str) -> float:
-    """An argparse type: a finite number greater than zero (seconds)."""
+    """An argparse type: a finite number greater than zero (seconds), by the runner's rule
+    (:func:`conformance.runner.run.timeout_problem`, the plugin's too)."""
+    # Here: the runner is loaded only when a command takes a timeout.
+    from conformance.runner.run import timeout_problem
+
     try:
         value = float(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if not value > 0 or value == float("inf"):
+    problem = timeout_problem(value)
+    if problem is not None:
         raise argparse.ArgumentTypeError(f"must be a positive number of seconds, got {text!r}")
     return value
 
@@ -134,4 +139,28 @@ def output_problem(option: str, path: str, *, directory: bool = False) -> str | 
         return f"{option} {path}: {ancestor} is not a directory"
     if not os.access(ancestor, os.W_OK | os.X_OK):
         return f"{option} {path}: cannot create it in {ancestor}: permission denied"
+    return None
+
+
+def colliding_outputs(outputs: Sequence[tuple[str, str]]) -> str | None:
+    """Why two of ``outputs`` (``(option, path)`` pairs, in the order given) would be written
+    to one file, or None: checked before a run, since the second write would silently replace
+    the first (``--report out --junit out``). Paths are compared as the files they name
+    (symlinks and ``..`` resolved, hard links found). A path that is a stream rather than a
+    file (``/dev/null``, ``/dev/stdout``, a FIFO) may be named twice: nothing is replaced."""
+    seen: list[tuple[str, str, Path]] = []
+    for option, path in outputs:
+        target = Path(os.path.realpath(path))
+        if target.exists() and not target.is_file():
+            continue  # a device or FIFO: written through, never replaced
+        for earlier_option, earlier_path, earlier in seen:
+            same = earlier == target
+            if not same and target.exists() and earlier.exists():
+                same = os.path.samefile(earlier, target)
+            if same:
+                return (
+                    f"{earlier_option} {earlier_path} and {option} {path} name the same file: "
+                    "the second would replace the first; give each its own path"
+                )
+        seen.append((option, path, target))
     return None

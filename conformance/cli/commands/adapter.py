@@ -6,8 +6,6 @@ import argparse
 import sys
 
 HELP = "Serve the reference policy over adapter protocol v1 on stdin/stdout."
-#: The adapter starts no process: the command line loads no process registry for it.
-STARTS_PROCESSES = False
 
 
 def configure(parser: argparse.ArgumentParser) -> None:

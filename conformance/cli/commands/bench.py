@@ -14,7 +14,7 @@ from conformance.cli.commands._options import (
     int_at_least,
     positive_float,
 )
-from conformance.spec.errors import print_error
+from conformance.spec.errors import EXIT_FAILED, EXIT_OK, print_error
 
 HELP = "Time an adapter against the reference adapter on standard decode workloads."
 
@@ -77,5 +77,5 @@ def run(args: argparse.Namespace) -> int:
     print(f"after the run: {bench.load_average()}")
     if not bench.agreed(results):
         print("the port's answers differ from the reference's (see above)")
-        return 1
-    return 0
+        return EXIT_FAILED
+    return EXIT_OK

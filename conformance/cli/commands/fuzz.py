@@ -120,6 +120,7 @@ def _error(message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     from conformance.runner.client import Client
+    from conformance.spec.inputs import InputError
     from conformance.spec.text import escape
     from conformance.suite.discovery import parse_shard
     from conformance.suite.vectors import dumps_vector
@@ -136,6 +137,10 @@ def run(args: argparse.Namespace) -> int:
         problem = output_problem("--database", args.database, directory=True)
     if problem is not None:
         return _error(problem)
+    try:
+        fuzz.example_database(args.database)  # every entry readable, before the adapter starts
+    except InputError as error:
+        return _error(f"--database: {error}")
     try:
         shard = parse_shard(args.shard) if args.shard is not None else None
     except ValueError as error:

@@ -40,6 +40,7 @@ def out_problem(out: Path) -> str | None:
     yet) whose JSON files are all vectors: a mistyped ``--out`` (a file, ``schema/``, a project
     directory with a ``package.json``) is refused before anything is touched.
     """
+    from conformance.spec.inputs import InputError, read_suite_file
     from conformance.suite.protocol_checks import CHECK_FORMAT
     from conformance.suite.vectors import VECTOR_FORMAT
 
@@ -50,10 +51,11 @@ def out_problem(out: Path) -> str | None:
         if not path.is_file():  # a FIFO or socket named *.json is not read (nor touched)
             continue
         try:
-            with open(path, "rb") as source:
-                head = source.read(4096)
-        except OSError as error:
-            return f"--out {out}: cannot read {path}: {error.strerror}"
+            head = read_suite_file(path, head=4096)
+        except InputError as error:
+            if error.errno is None:  # swapped for a FIFO meanwhile, say: not a vector file
+                continue
+            return f"--out {out}: {path}: {error.reason}"
         if b'"format"' not in head or not (
             VECTOR_FORMAT.encode() in head or CHECK_FORMAT.encode() in head
         ):

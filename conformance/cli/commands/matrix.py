@@ -1,7 +1,8 @@
 """``snapkv-conformance matrix``: several ports over the suite, as a Markdown and an HTML table.
 
 Exit status: 0 when every port passed every vector, 1 otherwise (a port whose adapter cannot
-start included), 2 for a usage error or invalid vectors.
+start included), 2 for a usage error, invalid vectors or tables that cannot be written.
+Interrupted (130, 143, 129), it writes the tables of the ports that finished.
 """
 
 from __future__ import annotations
@@ -18,11 +19,11 @@ from conformance.cli.commands._options import (
     load_vectors,
     output_problem,
 )
-from conformance.spec.errors import EXIT_FAILED, EXIT_OK, print_error
+from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
 
 if TYPE_CHECKING:
     from conformance.report.terminal import ProgressLine
-    from conformance.tools.matrix import Port
+    from conformance.tools.matrix import Matrix, Port
 
 HELP = "Run several adapters over the suite; write a vectors x ports table (Markdown and HTML)."
 
@@ -76,21 +77,38 @@ def run(args: argparse.Namespace) -> int:
         return _error(str(error))
 
     progress = _Progress(sys.stderr)
+    columns: list[matrix.Column] = []
     try:
-        result = matrix.run_matrix(
+        for column in matrix.run_columns(
             vectors, ports, checks=checks, jobs=args.jobs, timeout=args.timeout, progress=progress
-        )
+        ):
+            columns.append(column)
+    except KeyboardInterrupt:  # the ports that finished are written; cli.main says the rest
+        progress.finish()
+        _write(matrix.Matrix(vectors, columns, checks, interrupted=True), args.out)
+        raise
     finally:
         progress.finish()
+    result = matrix.Matrix(vectors, columns, checks)
+    if not _write(result, args.out):
+        return EXIT_USAGE
+    return EXIT_OK if result.all_pass else EXIT_FAILED
+
+
+def _write(result: Matrix, out: str) -> bool:
+    """Print the summary and write the tables; False when they could not be written (said)."""
+    from conformance.tools import matrix
+
     for line in matrix.summary_lines(result):  # first: a failed write must not lose them
         print(line)
     try:
-        markdown, page = matrix.write_matrix(result, args.out)
+        markdown, page = matrix.write_matrix(result, out)
     except OSError as error:
         where = f" {error.filename}" if error.filename else ""
-        return _error(f"--out{where}: cannot write: {error.strerror or error}")
+        _error(f"--out{where}: cannot write: {error.strerror or error}")
+        return False
     print(f"wrote {markdown} and {page}")
-    return EXIT_OK if result.all_pass else EXIT_FAILED
+    return True
 
 
 class _Progress:

@@ -11,8 +11,14 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from conformance.cli.commands._options import add_paths, load_vectors, output_problem
+from conformance.cli.commands._options import (
+    add_paths,
+    colliding_outputs,
+    load_vectors,
+    output_problem,
+)
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
+from conformance.spec.inputs import InputError, read_input_text
 
 HELP = "Run the suite against every catalogued wrong port (mutant) and print the kill matrix."
 
@@ -63,6 +69,10 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if args.json is not None:
         problem = output_problem("--json", args.json)
+        if problem is None and args.update_readme:
+            problem = colliding_outputs(
+                [("--update-readme", args.update_readme), ("--json", args.json)]
+            )
         if problem is not None:
             return _error(problem)
     if args.update_readme:  # checked before the long replay, then rewritten after it
@@ -74,10 +84,9 @@ def run(args: argparse.Namespace) -> int:
                 "checkout of the kit, not from an installed copy"
             )
         try:
-            with open(args.update_readme, encoding="utf-8") as source:
-                block = readme_block(source.read())
-        except (OSError, UnicodeDecodeError) as error:
-            return _error(f"--update-readme {args.update_readme}: cannot read: {error}")
+            block = readme_block(read_input_text(args.update_readme, what="README"))
+        except InputError as error:
+            return _error(f"--update-readme {error}")
         if block is None:
             return _error(f"--update-readme {args.update_readme}: no {BEGIN} ... {END} block")
     try:
@@ -196,8 +205,7 @@ def format_markdown(matrix: Any) -> str:
 
 def replace_block(path: str, tables: str) -> None:
     """Put ``tables`` between the :data:`BEGIN` and :data:`END` markers of the file ``path``."""
-    with open(path, encoding="utf-8") as source:
-        text = source.read()
+    text = read_input_text(path, what="README")
     head, begin, rest = text.partition(BEGIN)
     _, end, tail = rest.partition(END)
     if not begin or not end:

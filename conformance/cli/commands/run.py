@@ -3,7 +3,9 @@
 Exit status: 0 when every selected vector passed (known failures aside), 1 when any vector
 failed (crash and timeout included, and a known failure that now passes), 2 for a usage error,
 invalid vectors, an adapter that cannot start or shake hands, or an output file that cannot be
-written (checked before the run). Interruptions are :func:`conformance.cli.main`'s (130, 143).
+written (checked before the run), 70 for a fault of the kit itself. Interruptions are
+:func:`conformance.cli.main`'s (130, 143, 129): the outputs hold what finished, at every stage
+(the vectors, the checks, the triage).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from conformance.cli.commands._options import (
     add_count,
     add_paths,
     add_timeout,
+    colliding_outputs,
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
@@ -104,10 +107,10 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as error:
         return _error(f"--shard: {error}")
     outputs = _outputs(args)
-    for option, path in outputs:
-        problem = output_problem(option, path)
-        if problem is not None:
-            return _error(problem)
+    problems = [output_problem(option, path) for option, path in outputs]
+    problem = next((p for p in problems if p is not None), None) or colliding_outputs(outputs)
+    if problem is not None:
+        return _error(problem)
 
     def stop(message: str) -> int:
         """Exit 2 with ``message``, after writing the JUnit file if one was asked for: a CI
@@ -177,7 +180,7 @@ def run(args: argparse.Namespace) -> int:
         return stop(str(error))
     except VectorError as error:
         return stop(f"invalid vectors: {error}")
-    except KeyboardInterrupt:  # write what finished, then cli.main says the rest (130, 143)
+    except KeyboardInterrupt:  # write what finished, then cli.main says the rest (130, 143, 129)
         progress.finish()
         partial = run.RunResult(
             finished, None, shard, adapter_argv=list(adapter_argv), jobs=args.jobs,
@@ -187,8 +190,25 @@ def run(args: argparse.Namespace) -> int:
         raise
     finally:  # the runner has killed the adapters
         progress.finish()
+    return _finish(result, outputs, context, adapter_argv)
+
+
+def _finish(
+    result: RunResult,
+    outputs: list[tuple[str, str]],
+    context: RunContext,
+    adapter_argv: list[str],
+) -> int:
+    """Print the summary, write the outputs and return the exit status of a finished run; a
+    stop signal that came during its triage is raised once they are written (the run is
+    finished: its verdicts and outputs stand)."""
+    from conformance.report import terminal
+
     print(terminal.format_summary(result, context))
-    if not _write_outputs(outputs, result, context, adapter_argv):
+    written = _write_outputs(outputs, result, context, adapter_argv)
+    if result.stopped is not None:  # cli.main says the rest (130, 143, 129)
+        raise result.stopped
+    if not written:
         return EXIT_USAGE
     return EXIT_OK if result.ok else EXIT_FAILED
 

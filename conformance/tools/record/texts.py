@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from conformance.spec import resources
+from conformance.spec.inputs import read_input_text
 
 _TEXTS = resources.data_path("texts")
 
@@ -17,7 +18,7 @@ class Text:
     path: Path
 
     def read(self) -> str:
-        return self.path.read_text(encoding="utf-8")
+        return read_input_text(self.path, what="text")
 
 
 #: Name -> text. Each is public domain or written for this kit.
