@@ -34,12 +34,22 @@ likewise), against the C port's adapter (``make -C adapters/c``):
   reading the answers, judging nothing
   (a script of its own, importing only the standard library). Medians of interleaved
   repeats; target at most 1.3x.
+  Then where ``run``'s own CPU goes (``--report`` and ``--junit`` written too): importing,
+  planning (the ids), reading the vectors (the schema check included), judging, writing
+  outputs, and the rest, the exchange itself; beside it the bare replay's own CPU.
+- **triage** (the committed suite as it is, protocol checks included): a failing default
+  ``run`` (its triage included) against a passing one of the same program, whole commands:
+  ``adapter --mutant float32-accumulation`` against the same server serving the plain
+  reference (the mistake's base class; ``adapter`` itself serves the numpy fast path), and
+  held-out ports
+  (``tests/heldout/real_ports.py``: one mistake, several, a protected-window slip) against
+  the faithful ``numpy-spec``. Medians of interleaved repeats; target at most 1.5x.
 - **jobs** (2 copies, no protocol checks): ``run`` at ``--jobs 1``, ``2`` and ``4`` with a
   slow adapter, the reference waiting 2 ms in every evict (as a GPU port waits for its
   device). An adapter that is only busy on the CPU gains from ``--jobs`` only as far as the
   machine has cores to spare beside the runner's own.
 
-    python3 benchmarks/bench_runner.py --commands [--repeats 5] [--parts memory,speed,jobs]
+    python3 benchmarks/bench_runner.py --commands [--repeats 5] [--parts memory,speed,jobs,triage]
 """
 
 from __future__ import annotations
@@ -285,6 +295,58 @@ if answers != sent:
 """
 
 
+#: ``run`` as the console script runs it, each part of its own CPU time added up (thread CPU,
+#: so the worker threads' reading and judging count where they happen), printed as JSON on
+#: stderr at exit: importing (the process's CPU before ``main`` is called), planning
+#: (``plan_suite``: the ids), reading the vectors (``read_for_run``, the schema check
+#: included), judging (``Judging.feed`` and ``verdict``), writing outputs (the summary, the
+#: JSON report and JUnit). The rest of its CPU is the exchange: requests out, answers read.
+_PARTS_CLI = """
+import json, resource, sys, time
+def cpu():
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+import conformance.cli, conformance.cli.commands.run, conformance.report.terminal
+import conformance.runner.run, conformance.runner.workers, conformance.judge.checker
+import conformance.suite.stream
+parts = {"import": cpu(), "plan": 0.0, "read": 0.0, "judge": 0.0, "outputs": 0.0}
+def timed(owner, name, part):
+    inner = getattr(owner, name)
+    def wrapper(*args, **kwargs):
+        began = time.thread_time()
+        try:
+            return inner(*args, **kwargs)
+        finally:
+            parts[part] += time.thread_time() - began
+    setattr(owner, name, wrapper)
+stream, workers = conformance.suite.stream, conformance.runner.workers
+terminal, checker = conformance.report.terminal, conformance.judge.checker
+run_command = conformance.cli.commands.run
+timed(stream, "plan_suite", "plan")
+timed(workers, "read_for_run", "read")
+timed(checker.Judging, "feed", "judge")
+timed(checker.Judging, "verdict", "judge")
+timed(run_command, "_write_outputs", "outputs")
+timed(terminal, "format_summary", "outputs")
+try:
+    status = conformance.cli.main(sys.argv[1:])
+finally:
+    parts["total"] = cpu()
+    adapters = resource.getrusage(resource.RUSAGE_CHILDREN)
+    parts["adapters"] = adapters.ru_utime + adapters.ru_stime
+    print(json.dumps(parts), file=sys.stderr)
+sys.exit(status)
+"""
+
+
+#: Appended to the bare replay: its own CPU seconds (its adapter's not included), on stderr.
+_OWN_CPU = """
+import resource
+usage = resource.getrusage(resource.RUSAGE_SELF)
+print(usage.ru_utime + usage.ru_stime, file=sys.stderr)
+"""
+
+
 #: A slow adapter: the reference, waiting 2 ms in every evict as a GPU port waits for its
 #: device, so that the adapter and not the runner sets the pace.
 _SLOW_ADAPTER = """
@@ -308,19 +370,21 @@ sys.exit(main(Slow))
 JOBS = (1, 2, 4)
 
 
-def timed(argv: Sequence[str], env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one whole command (its output discarded); it must exit 0."""
+def timed(argv: Sequence[str], env: dict[str, str] | None = None, status: int = 0) -> float:
+    """Wall seconds of one whole command (its output discarded); it must exit ``status``."""
     began = time.perf_counter()
     done = subprocess.run(
         list(argv), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=ROOT
     )
     wall = time.perf_counter() - began
-    if done.returncode != 0:
+    if done.returncode != status:
         raise SystemExit(f"{' '.join(argv)} exited {done.returncode}: {done.stderr[-2000:]!r}")
     return wall
 
 
-def measure_commands(repeats: int, parts: Sequence[str] = ("memory", "speed", "jobs")) -> int:
+def measure_commands(
+    repeats: int, parts: Sequence[str] = ("memory", "speed", "jobs", "triage")
+) -> int:
     if not C_ADAPTER.exists():
         raise SystemExit(f"{C_ADAPTER} is missing: run make -C adapters/c first")
     suite = resources.suite_dir()
@@ -372,6 +436,7 @@ def measure_commands(repeats: int, parts: Sequence[str] = ("memory", "speed", "j
             print(f"  snapkv-conformance run --adapter C port    {statistics.median(ours):6.2f} s")
             print(f"  run / bare replay: {ratio:.2f}x (target: at most 1.3x)")
             ok = ok and ratio <= 1.3
+            print_parts(medium, repeats, Path(scratch))
 
         if "jobs" in parts:
             files = copy_suite(suite, small, 2, checks=False)
@@ -389,8 +454,104 @@ def measure_commands(repeats: int, parts: Sequence[str] = ("memory", "speed", "j
             for jobs in JOBS:
                 wall = statistics.median(walls[jobs])
                 print(f"  --jobs {jobs}  {wall:6.2f} s   speed-up {base / wall:.2f}x")
+        if "triage" in parts:
+            ok = measure_triage(repeats) and ok
     print("load average (1, 5, 15 min): " + ", ".join(f"{x:.1f}" for x in os.getloadavg()))
     return 0 if ok else 1
+
+
+#: Ports outside the kit (tests/heldout/real_ports.py): one passing, and failing ones whose
+#: triage names catalogued choices (one choice; several at once; a protected-window slip).
+_REAL_PORTS = ROOT / "tests" / "heldout" / "real_ports.py"
+PASSING_PORT = "numpy-spec"
+FAILING_PORTS = ("float16-history", "official-avgpool", "step-clock")
+#: A catalogued mistake served by the reference's own server (``adapter --mutant``), against
+#: the same server serving the plain reference, the policy every mistake is a subclass of.
+MUTANT = "float32-accumulation"
+_PLAIN_REFERENCE = (
+    "import sys; from conformance.adapter.server import main; "
+    "from conformance.policy.reference import new_policy; sys.exit(main(new_policy))"
+)
+
+
+def measure_triage(repeats: int) -> bool:
+    """Whole default ``run`` commands on the committed suite (protocol checks included, the
+    triage of a failing run included), a failing port against the same program passing,
+    medians of interleaved repeats; target: at most 1.5x."""
+    port = [sys.executable, str(_REAL_PORTS)]
+    reference = [sys.executable, "-c", _PLAIN_REFERENCE]
+    mutant = [sys.executable, "-m", "conformance", "adapter", "--mutant", MUTANT]
+    pairs = [
+        (f"plain reference / --mutant {MUTANT}", reference, mutant),
+        *(
+            (f"{PASSING_PORT} / {name}", [*port, PASSING_PORT], [*port, name])
+            for name in FAILING_PORTS
+        ),
+    ]
+    walls: dict[tuple[str, bool], list[float]] = {}
+    for _ in range(repeats):
+        for label, passing, failing in pairs:
+            for fails, adapter in ((False, passing), (True, failing)):
+                argv = [*CLI, "run", "--adapter", shlex.join(adapter)]
+                walls.setdefault((label, fails), []).append(timed(argv, status=int(fails)))
+    print(
+        "triage: a failing default run against the same program passing, whole commands "
+        f"(committed suite, protocol checks included), medians of {repeats}, interleaved"
+    )
+    print(f"  {'passing / failing':<44} {'passing':>8} {'failing':>8}")
+    ok = True
+    for label, _, _ in pairs:
+        passing, failing = (statistics.median(walls[label, fails]) for fails in (False, True))
+        ratio = failing / passing
+        ok = ok and ratio <= 1.5
+        print(f"  {label:<44} {passing:6.2f} s {failing:6.2f} s  {ratio:.2f}x (target: 1.5x)")
+    return ok
+
+
+def print_parts(suite: Path, repeats: int, scratch: Path) -> None:
+    """Where ``run``'s own CPU time goes, on ``suite`` against the C port (--report and
+    --junit written too), medians of ``repeats``; and the CPU of a bare replay's own process
+    (the adapter's not included) for comparison."""
+    measured: list[dict[str, float]] = []
+    bare: list[float] = []
+    for _ in range(repeats):
+        argv = [
+            *(sys.executable, "-c", _PARTS_CLI, "run", str(suite), "--adapter", str(C_ADAPTER)),
+            *("--report", str(scratch / "report.json"), "--junit", str(scratch / "junit.xml")),
+        ]
+        done = subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=ROOT)
+        if done.returncode != 0:
+            raise SystemExit(f"run exited {done.returncode}: {done.stderr[-2000:]!r}")
+        measured.append(json.loads(done.stderr.decode().splitlines()[-1]))
+        done = subprocess.run(
+            [sys.executable, "-c", _BARE_REPLAY + _OWN_CPU, str(suite), str(C_ADAPTER)],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            cwd=ROOT,
+        )
+        bare.append(float(done.stderr.decode().splitlines()[-1]))
+
+    def median(part: str) -> float:
+        return statistics.median(parts[part] for parts in measured)
+
+    total = median("total")
+    named = ("import", "plan", "read", "judge", "outputs")
+    rest = statistics.median(
+        parts["total"] - sum(parts[name] for name in named) for parts in measured
+    )
+    labels = {
+        "import": "importing (start-up)",
+        "plan": "planning (ids of every file)",
+        "read": "reading vectors (schema check included)",
+        "judge": "judging answers",
+        "outputs": "writing outputs (summary, --report, --junit)",
+    }
+    print(f"  run's own CPU (the adapter's not included), median of {repeats}: {total:.2f} s")
+    for name in named:
+        print(f"    {labels[name]:<46} {median(name):6.2f} s")
+    print(f"    {'exchange (requests out, answers read), the rest':<46} {rest:6.2f} s")
+    print(f"  the C adapter's CPU under run:                    {median('adapters'):6.2f} s")
+    print(f"  bare replay's own CPU, for comparison:            {statistics.median(bare):6.2f} s")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -402,8 +563,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument(
         "--parts",
-        default="memory,speed,jobs",
-        help="with --commands: which measurements, comma-separated (default: all three)",
+        default="memory,speed,jobs,triage",
+        help="with --commands: which measurements, comma-separated (default: all four)",
     )
     args = parser.parse_args(argv)
     if args.commands:

@@ -10,7 +10,6 @@ an answer. Nothing a caller sends can crash it: every malformed request gets ``b
 
 from __future__ import annotations
 
-import inspect
 import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
@@ -154,7 +153,11 @@ def capabilities_of(factory: Callable[..., Any]) -> tuple[str, ...]:
     ``capabilities`` to :class:`Session` to say otherwise.
     """
     made: Any = factory
+    if is_reference(factory):  # new_policy and fast_policy: the reference implements them all
+        return CAPABILITIES
     if not isinstance(factory, type):
+        import inspect  # here: only a factory that is not a class needs it
+
         try:
             made = inspect.signature(factory, eval_str=True).return_annotation
         except Exception:  # an annotation that does not evaluate: unknown
@@ -207,6 +210,7 @@ class Session:
         self.reads_weight_text = bool(getattr(factory, "reads_weight_text", False))
         self.policy: Policy | None = None
         self.finished = False
+        self._no_booleans = False  # the request being answered came from a line without one
 
     def handle_line(self, line: bytes | str) -> dict[str, Any]:
         """Answer one request line; never raises.
@@ -234,7 +238,13 @@ class Session:
         relaxed = not weights_checked and type(request) is dict and request.get("op") == "step"
         if self.reads_weight_text:
             request = self.as_written(request, line)
-        return self.handle(request), relaxed
+        # A line without a boolean decodes to values without one: said to a policy that has a
+        # step for such values (the fast path), for this request only.
+        self._no_booleans = isinstance(line, bytes) and b"true" not in line and b"false" not in line
+        try:
+            return self.handle(request), relaxed
+        finally:
+            self._no_booleans = False
 
     def as_written(self, request: Any, line: bytes | str) -> Any:
         """``request`` (decoded from ``line``) with a step's weights as ``line`` writes them
@@ -308,7 +318,9 @@ class Session:
         return {}
 
     def op_step(self, request: StepRequest) -> dict[str, Any]:
-        self._policy().step(request.pos, request.attn)
+        policy = self._policy()
+        decoded = getattr(policy, "step_decoded", None) if self._no_booleans else None
+        (decoded or policy.step)(request.pos, request.attn)
         return {}
 
     def op_evict(self, request: EvictRequest) -> dict[str, Any]:

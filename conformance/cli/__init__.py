@@ -26,7 +26,6 @@ import sys
 from collections.abc import Sequence
 
 from conformance import __version__
-from conformance.report.outputs import guarded_streams
 from conformance.spec.errors import (
     EXIT_BROKEN_PIPE,
     EXIT_INTERRUPTED,
@@ -34,7 +33,6 @@ from conformance.spec.errors import (
     print_error,
     report_internal_error,
 )
-from conformance.transport import process
 
 #: Subcommand names, in ``--help`` order; each is the module ``conformance.cli.commands.<name>``
 #: (a hyphen in the name is an underscore in the module's).
@@ -82,6 +80,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args, extra = parser.parse_known_args(argv)
     if extra:  # the subcommand's usage, not the top level's, says what it takes
         getattr(args, "subparser", parser).error(f"unrecognized arguments: {' '.join(extra)}")
+    # Only now: --help, --version and a usage error exit above without the process registry
+    # and the output guard, which are most of this module's import time.
+    from conformance.report.outputs import guarded_streams
+    from conformance.transport import process
+
     process.begin()
     process.become_subreaper()  # orphaned descendants of adapters come to the kit
     try:

@@ -66,6 +66,10 @@ _NUMBER = (
 _ATTN = re.compile(rb"null|\[(?:" + _NUMBER + rb"(?:," + _NUMBER + rb")*)?\]")
 _STEP = re.compile(rb'\{"op":"step","pos":(0|[1-9][0-9]{0,18}),"attn":')
 _EVICT = b'"op":"evict"}\n'
+#: An evict expecting victims, as the canonical layout writes it: read without the JSON codec.
+_EVICT_EXPECTING = re.compile(
+    rb'\{"op":"evict","expect":\{"victims":\[((?:0|[1-9][0-9]{0,18})(?:,(?:0|[1-9][0-9]{0,18}))*)?\]\}\}'
+)
 _STEP_SHOWN = {"op": "step", "pos": 0, "attn": None}
 
 
@@ -296,6 +300,11 @@ def _read_call(line: bytes) -> tuple[Call, bytes, Any] | None:
         # such step: one shared object, not one per call (a long vector holds millions).
         shown = _STEP_SHOWN if pos <= INT31_MAX else {**_STEP_SHOWN, "pos": pos}
         return Call({"op": "step", "pos": pos}), line[1:] + b"\n", shown
+    evict = _EVICT_EXPECTING.fullmatch(line)
+    if evict is not None:  # what the codec reads of it, without the codec
+        listed = evict.group(1)
+        expect = {"victims": [int(victim) for victim in listed.split(b",")] if listed else []}
+        return Call({"op": "evict"}, expect), _EVICT, {"op": "evict", "expect": expect}
     try:
         raw = decode(line, duplicates="refuse")
     except ValueError:

@@ -18,7 +18,14 @@ from typing import Any
 import pytest
 
 from conformance.judge import checker, verdicts
-from conformance.judge.answers import CutVictims, cut_victims, held, held_victims
+from conformance.judge.answers import (
+    CutVictims,
+    cut_victims,
+    decode_answer,
+    held,
+    held_victims,
+    read_answer,
+)
 from conformance.judge.check_answers import judge_check
 from conformance.judge.checker import BROKEN_INVARIANT, NOT_ASCENDING, NOT_INTEGERS, NOT_KEPT, judge
 from conformance.judge.verdicts import Judged, Verdict
@@ -693,3 +700,41 @@ def test_a_cut_list_is_judged_by_the_rule_the_whole_list_breaks() -> None:
     assert "put 3 after 4999" in disorder.message  # type: ignore[attr-defined]
     stray = verdict_for(cut_victims([*range(2_000), None]))
     assert stray.rule == NOT_INTEGERS  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id":7,"ok":true}\n',
+        b'{"id":7,"ok":true,"victims":[]}\n',
+        b'{"id":7,"ok":true,"victims":[0]}\n',
+        b'{"id":7,"ok":true,"victims":[3,1,2147483647,9999999999999999999]}\n',
+        b'{"id":7,"ok":true,"victims":[1,1]}\n',  # judged later: kept as written
+    ],
+)
+def test_a_compact_answer_is_read_as_the_decoder_reads_it(line):
+    got = read_answer(line, 2, 5, 1)
+    assert got == held(decode_answer(line))
+    assert repr(got) == repr(decode_answer(line))
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b'{"id":8,"ok":true,"victims":[1]}\n',  # another id
+        b'{"id":7,"ok":true,"victims":[01]}\n',
+        b'{"id":7,"ok":true,"victims":[1.0]}\n',
+        b'{"id":7,"ok":true,"victims":[-1]}\n',
+        b'{"id":7,"ok":true,"victims":[12345678901234567890]}\n',
+        b'{"id":7,"ok":true,"victims":[1]}\r\n',
+        b'{"id":7,"ok":true,"victims":[1],"victims":[2]}\n',
+        b'{"id":7,"ok":true,"victims":[1]} \n',
+    ],
+)
+def test_any_other_answer_is_read_by_the_decoder(line):
+    got = read_answer(line, 2, 5, 1)
+    decoded = decode_answer(line)
+    if isinstance(decoded, dict) and decoded.get("id") == 7:
+        assert got == held(decoded) and repr(got) == repr(held(decoded))
+    else:
+        assert not isinstance(got, dict) or got != {"id": 7, "ok": True, "victims": [1]}

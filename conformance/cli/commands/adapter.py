@@ -5,8 +5,6 @@ from __future__ import annotations
 import argparse
 import sys
 
-from conformance.adapter import server as adapter
-
 HELP = "Serve the reference policy over adapter protocol v1 on stdin/stdout."
 
 
@@ -26,6 +24,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from conformance.adapter import server as adapter  # the server and its codec: not for --help
+
     adapter.single_threaded_blas()  # before the fast path or the mutants' modules import numpy
     if args.slip is not None:
         return serve_slip(args.slip)
@@ -43,6 +43,7 @@ def serve_mutant(name: str) -> int:
     The ``hello`` answer names the implementation ``mutant:<name>``.
     """
     from conformance import mutants  # numpy: only a mutant's adapter loads the catalogue
+    from conformance.adapter import server as adapter
 
     try:
         mutant = mutants.lookup(name)

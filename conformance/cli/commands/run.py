@@ -26,7 +26,6 @@ from conformance.cli.commands._options import (
     output_problem,
 )
 from conformance.spec.errors import EXIT_FAILED, EXIT_OK, EXIT_USAGE, print_error
-from conformance.suite.protocol_checks import CheckError
 
 if TYPE_CHECKING:
     from conformance.report.terminal import RunContext
@@ -97,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
     from conformance.spec import resources
     from conformance.spec.errors import VectorError
     from conformance.suite import discovery
+    from conformance.suite.protocol_checks import CheckError
     from conformance.suite.stream import plan_suite
     from conformance.transport.failures import AdapterStartError
     from conformance.transport.process import CommandError, StartError, split_command
