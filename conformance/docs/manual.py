@@ -26,7 +26,7 @@ def commands(root: Path) -> str:
     """A section per subcommand, in ``--help`` order: what it does, its usage, its options."""
     sections = []
     for name in COMMANDS:
-        module = importlib.import_module(f"conformance.cli.commands.{name}")
+        module = importlib.import_module(f"conformance.cli.commands.{name.replace('-', '_')}")
         parser = argparse.ArgumentParser(prog=f"{PROG} {name}", description=module.HELP)
         module.configure(parser)
         sections.append(_section(name, parser))

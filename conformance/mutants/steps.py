@@ -743,7 +743,17 @@ def decimal_to_float32(value: Any, text: str | None = None) -> float:
     `Float.parseFloat` give; infinity past the range. The decimal is ``text`` as the request
     writes it when known, else the one ``value``'s shortest repr writes."""
     if text is not None:
-        return round_to(Fraction(Decimal(text)), FLOAT32)
+        decimal = Decimal(text)
+        sign = -1.0 if decimal.is_signed() else 1.0
+        # An exponent written with many digits (`1e-2147483649`) would make the exact fraction
+        # a number of billions of digits: decide what is far outside float32's range at once.
+        # Below 10^-46 is below half the smallest subnormal (2^-150, about 7e-46): zero; from
+        # 10^39 up is past FLT_MAX (about 3.4e38) by far more than half an ulp: infinity.
+        if decimal.is_zero() or decimal.adjusted() < -46:
+            return math.copysign(0.0, sign)
+        if decimal.adjusted() >= 39:
+            return math.copysign(math.inf, sign)
+        return round_to(Fraction(decimal), FLOAT32)
     if type(value) is float and not math.isfinite(value):
         return value
     if type(value) is float and float32_literal(value) == value:
@@ -821,7 +831,15 @@ class StdStof(Model):
             if type(value) is float and not math.isfinite(value):
                 exact = None
             elif text is not None:
-                exact = Fraction(Decimal(text))
+                decimal = Decimal(text)
+                if not decimal.is_zero() and not -46 <= decimal.adjusted() < 39:
+                    # far below the subnormals or past FLT_MAX (decided without the exact
+                    # fraction, which an exponent of many digits makes endless): ERANGE
+                    raise PolicyError(
+                        "invalid-attention",
+                        f"attn[{index}]: std::stof threw std::out_of_range",
+                    )
+                exact = Fraction(decimal)
             else:
                 exact = exact_value(value)
             if exact is not None and strtof_range_error(exact):

@@ -189,6 +189,26 @@ MUTANT_SENTENCES: dict[str, str] = {
     "c-template-fast-math": "S2.4-sums",
     "topk-unordered": "S2.4-selection",
     "bool-as-integer": "S1-integers",
+    # what engines do (the triage's round of real engines)
+    "std-stof": "S2.3-rounding",
+    "slot-from-call-count": "S2.3-write",
+    "slot-from-position": "S2.3-write",
+    "renormalised-rows": "S2.3-write",
+    "prefix-sum-window": "S2.4-sums",
+    "pool-forward-on-arrival": "S2.4-pooling",
+    "window-padded-keepers": "S2.4-candidates",
+    "std-sort-by-score": "S2.4-selection",
+    "std-nth-element-by-score": "S2.4-selection",
+    "std-partial-sort-by-score": "S2.4-selection",
+    "torch-topk-smallest": "S2.4-selection",
+    "torch-topk-keepers": "S2.4-selection",
+    "java-priority-queue-by-score": "S2.4-selection",
+    "threshold-scan-by-score": "S2.4-selection",
+    "paged-eviction": "S2.4-count",
+    "deferred-eviction": "S2.4-count",
+    "openvino-paged": "S2.4-count",
+    "masked-holes-stale": "S2.4-removal",
+    "masked-holes-zeroed": "S2.4-removal",
 }
 
 
