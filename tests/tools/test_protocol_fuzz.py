@@ -88,7 +88,7 @@ def drawn_lines(count: int, seed: int) -> list[str]:
     return lines
 
 
-LINES = drawn_lines(300, 5) + drawn_lines(300, 6) + drawn_lines(300, 7)
+LINES = drawn_lines(300, 5) + drawn_lines(300, 6) + drawn_lines(300, 7) + drawn_lines(300, 9)
 TEXT = "".join(LINES)
 
 
