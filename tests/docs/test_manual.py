@@ -18,7 +18,8 @@ def test_every_option_of_every_subcommand_is_in_the_reference() -> None:
     for name in COMMANDS:
         assert f"### `{name}`" in text
         parser = argparse.ArgumentParser()
-        importlib.import_module(f"conformance.cli.commands.{name.replace('-', '_')}").configure(parser)
+        module = f"conformance.cli.commands.{name.replace('-', '_')}"
+        importlib.import_module(module).configure(parser)
         for action in parser._actions:
             for option in action.option_strings:
                 if option not in ("-h", "--help"):
