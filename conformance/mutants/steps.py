@@ -738,6 +738,14 @@ def float64_of(value: Any) -> float:
         return math.copysign(math.inf, value)
 
 
+def far_outside_float32(decimal: Decimal) -> bool:
+    """Whether the nonzero ``decimal`` reads as float32 zero (below 10^-46: under half the
+    smallest subnormal, 2^-150, about 7e-46) or infinity (from 10^39: past FLT_MAX, about
+    3.4e38, by far more than half an ulp), decided from its exponent: an exponent written with
+    many digits (`1e-2147483649`) would make the exact fraction billions of digits long."""
+    return not -46 <= decimal.adjusted() < 39
+
+
 def decimal_to_float32(value: Any, text: str | None = None) -> float:
     """The float32 nearest the decimal, rounded once: what `strtof` and Java's
     `Float.parseFloat` give; infinity past the range. The decimal is ``text`` as the request
@@ -745,14 +753,10 @@ def decimal_to_float32(value: Any, text: str | None = None) -> float:
     if text is not None:
         decimal = Decimal(text)
         sign = -1.0 if decimal.is_signed() else 1.0
-        # An exponent written with many digits (`1e-2147483649`) would make the exact fraction
-        # a number of billions of digits: decide what is far outside float32's range at once.
-        # Below 10^-46 is below half the smallest subnormal (2^-150, about 7e-46): zero; from
-        # 10^39 up is past FLT_MAX (about 3.4e38) by far more than half an ulp: infinity.
-        if decimal.is_zero() or decimal.adjusted() < -46:
+        if decimal.is_zero():
             return math.copysign(0.0, sign)
-        if decimal.adjusted() >= 39:
-            return math.copysign(math.inf, sign)
+        if far_outside_float32(decimal):
+            return math.copysign(0.0 if decimal.adjusted() < 0 else math.inf, sign)
         return round_to(Fraction(decimal), FLOAT32)
     if type(value) is float and not math.isfinite(value):
         return value
@@ -832,9 +836,7 @@ class StdStof(Model):
                 exact = None
             elif text is not None:
                 decimal = Decimal(text)
-                if not decimal.is_zero() and not -46 <= decimal.adjusted() < 39:
-                    # far below the subnormals or past FLT_MAX (decided without the exact
-                    # fraction, which an exponent of many digits makes endless): ERANGE
+                if not decimal.is_zero() and far_outside_float32(decimal):  # ERANGE
                     raise PolicyError(
                         "invalid-attention",
                         f"attn[{index}]: std::stof threw std::out_of_range",
