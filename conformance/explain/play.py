@@ -139,7 +139,10 @@ def reads_lines_otherwise(policy: type[Model]) -> bool:
 
 
 def answer_lines(
-    policy: type[Model], lines: Iterable[bytes], implementation: Mapping[str, str] | None = None
+    policy: type[Model],
+    lines: Iterable[bytes],
+    implementation: Mapping[str, str] | None = None,
+    capabilities: Sequence[str] | None = None,
 ) -> Iterator[bytes | None]:
     """The answer lines (without LF) an adapter serving ``policy`` writes for ``lines``, one
     as each line is read, until ``bye``: the reference adapter's session
@@ -149,12 +152,19 @@ def answer_lines(
 
     A policy that raises (a mistake that crashes, as in :func:`play`) ends the answers with
     None, where a port's process dies (the reference adapter would answer ``unsupported`` and
-    go on)."""
+    go on).
+
+    ``capabilities`` limits the optional ops the session announces and answers to those named
+    (None: every one the policy implements)."""
     # Here, not at the top: the vectors' replay needs no adapter session.
-    from conformance.adapter.server import Session, encode_or_refuse
+    from conformance.adapter.server import Session, capabilities_of, encode_or_refuse
 
     session = Session(
-        policy, implementation or {"name": "triage", "language": "python", "version": "0"}
+        policy,
+        implementation or {"name": "triage", "language": "python", "version": "0"},
+        None
+        if capabilities is None
+        else [op for op in capabilities_of(policy) if op in capabilities],
     )
     for line in lines:
         blank = line[:1] != b"{" and not line.strip(b" \t\r\n")
@@ -170,13 +180,20 @@ def answer_lines(
             return
 
 
-def play_check(policy: type[Model], check: Any) -> Judged:
+def play_check(
+    policy: type[Model], check: Any, capabilities: Sequence[str] | None = None
+) -> Judged:
     """Replay the protocol check ``check`` on ``policy`` in process (:func:`answer_lines`) and
     judge it, as :func:`conformance.judge.check_answers.judge_check` judges a port's answer
-    lines: the session ends with status 0, or 1 where the policy crashed."""
+    lines: the session ends with status 0, or 1 where the policy crashed.
+
+    ``capabilities``: the optional ops the policy announces, as :func:`answer_lines` takes
+    them; the triage passes the port's own, so that a check whose answers hang on a capability
+    compares like with like."""
     from conformance.judge.check_answers import judge_check
 
-    answers = list(answer_lines(policy, io.BytesIO(check.payload).readlines()))
+    lines = io.BytesIO(check.payload).readlines()
+    answers = list(answer_lines(policy, lines, capabilities=capabilities))
     crashed = bool(answers) and answers[-1] is None
     written = [answer for answer in answers if answer is not None]
     return judge_check(check, written, exit_status=1 if crashed else 0)

@@ -46,6 +46,9 @@ JUDGED = frozenset(
 OK_LINE = b'{"id":%d,"ok":true}\n'
 #: The start of an evict's answer as the reference writes it; the rest read by _VICTIMS_REST.
 VICTIMS_LINE = b'{"id":%d,"ok":true,"victims":['
+#: The longest evict answer read without the decoder: splitting a longer one costs more memory
+#: than the decoder's list (a flood of 2 MiB lines doubled the kit's peak).
+VICTIMS_LINE_MAX = 1 << 16
 _VICTIMS_REST = re.compile(rb"((?:0|[1-9][0-9]{0,18})(?:,(?:0|[1-9][0-9]{0,18}))*)?\]\}\n")
 
 
@@ -150,7 +153,8 @@ def read_answer(
         if line == OK_LINE % expected:
             return {"id": expected, "ok": True}
         start = VICTIMS_LINE % expected
-        rest = _VICTIMS_REST.fullmatch(line, len(start)) if line.startswith(start) else None
+        fits = len(line) <= VICTIMS_LINE_MAX and line.startswith(start)
+        rest = _VICTIMS_REST.fullmatch(line, len(start)) if fits else None
         if rest is not None:
             listed = rest.group(1)
             victims = [int(victim) for victim in listed.split(b",")] if listed else []

@@ -8,6 +8,8 @@ transcribed from it is reproduced call for call and the triage can name the part
 
 from __future__ import annotations
 
+from typing import Any
+
 from conformance.mutants._base import EVICT, Witness, mutant, params, step, steps
 from conformance.mutants.paging import PagedEviction
 from conformance.mutants.params import BooleanParamAccepted
@@ -191,12 +193,16 @@ class TopkUnordered(ArgpartitionSelection, VictimsInRankOrder):
 
 @mutant(
     "bool-as-integer",
-    rule="§1: true and false are never numbers (refused in params, pos and attn)",
+    rule="§1: true and false are never numbers (refused in params, seed, pos and attn)",
     origin="Python's `isinstance(x, int)` (True is an int) used for every integer and number "
     "check of a port",
     keywords=("boolean", "isinstance"),
     witness=Witness(params(1, 0, 1, 1), (step(False),)),
 )
 class BoolAsInteger(BooleanPositionAccepted, BooleanParamAccepted, BooleanWeightAccepted):
-    """Booleans accepted as 0/1 wherever an integer or a number is read: parameters, positions
-    and weights."""
+    """Booleans accepted as 0/1 wherever an integer or a number is read: parameters, the
+    seed, positions and weights."""
+
+    @classmethod
+    def check_seed(cls, seed: Any) -> Any:
+        return super().check_seed(int(seed) if type(seed) is bool else seed)

@@ -142,14 +142,15 @@ def triaged(
     results: Sequence[VectorResult],
     checks: Sequence[Any] = (),
     numerics: str = EXACT,
+    capabilities: Sequence[str] | None = None,
 ) -> Explanation | None:
     """The triage of a run, or None when none of its items failed unlisted: which catalogued
     mistakes and protocol-level choices answer as the port did on ``vectors`` and the protocol
     ``checks`` (their results among ``results``). ``vectors`` and ``checks`` may be suite
     entries: each is read only if something is replayed on it. In an exact run (``numerics``),
     when a numerics profile explains every failure as rounding, the first line says so
-    (:func:`conformance.explain.rounding_triage.with_rounding`). The one place a run is
-    triaged."""
+    (:func:`conformance.explain.rounding_triage.with_rounding`). ``capabilities``: what the
+    port announced in its hello (None: unknown). The one place a run is triaged."""
     ids = {item.id for item in (*vectors, *checks)}
     ran = [result for result in results if result.vector_id in ids]
     # A stale known failure (a listed item that passes, or a vector within the numerics
@@ -161,7 +162,7 @@ def triaged(
     from conformance.explain.rounding_triage import with_rounding
     from conformance.explain.triage import triage
 
-    found = triage(list(vectors), ran, checks=list(checks))
+    found = triage(list(vectors), ran, checks=list(checks), capabilities=capabilities)
     vector_ids = {vector.id for vector in vectors}
     of_vectors = [result for result in ran if result.vector_id in vector_ids]
     # Rounding explains vectors only: a failing protocol check is a mistake whatever the
@@ -191,7 +192,8 @@ def triage_into(result: RunResult, vectors: Sequence[Any], checks: Sequence[Any]
     if process.interrupted():
         return
     try:
-        result.triage = triaged(vectors, result.results, checks, result.numerics)
+        announced = result.handshake.capabilities if result.handshake else None
+        result.triage = triaged(vectors, result.results, checks, result.numerics, announced)
     except (KitError, OSError) as error:
         result.no_triage = (
             f"no triage: {escape(capped(str(error), KEEP_TEXT), one_line=True)} (was a vector "

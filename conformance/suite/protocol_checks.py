@@ -74,6 +74,12 @@ class ProtocolCheck:
     def payload(self) -> bytes:
         return payload(self.send)
 
+    @property
+    def capabilities(self) -> frozenset[str]:
+        """The optional ops whose announcement changes an answer due (the ``without`` of an
+        ``expect`` entry names one): empty for a check every adapter answers alike."""
+        return frozenset(item["without"]["capability"] for item in self.expect if "without" in item)
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "format": CHECK_FORMAT,

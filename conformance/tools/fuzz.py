@@ -9,10 +9,12 @@ then shrunk to a minimal one, and :func:`difference_vector` turns it into a sche
 whose expectations are the reference's answers, so that ``snapkv-conformance run`` fails on the
 port for the same reason.
 
-Runs are deterministic for a given seed and adapter: the random source is seeded, and the
-example database is off unless one is named (:func:`example_database`: a directory, which a CI
-cache can carry from run to run and which merges by copying). Nothing is written in the working
-directory: hypothesis's own caches go to a temporary directory (:func:`hypothesis_storage`).
+Runs are deterministic for a given seed and adapter, wherever and however the kit is installed:
+the random source is seeded, hypothesis draws none of the constants it would otherwise read from
+the source of every module imported from outside site-packages (:func:`hypothesis_storage`), and
+the example database is off unless one is named (:func:`example_database`: a directory, which a
+CI cache can carry from run to run and which merges by copying). Nothing is written in the
+working directory: hypothesis's own caches go to a temporary directory.
 A campaign spread over N CI jobs gives each its shard of the search (:func:`shard_seed`).
 """
 
@@ -190,15 +192,41 @@ def _size(scenario: Scenario) -> tuple[int, int]:
 def hypothesis_storage() -> Iterator[None]:
     """Run hypothesis with its home directory (where it caches what it learns of the code,
     ``.hypothesis/`` in the working directory by default) in a temporary directory, removed
-    afterwards, so that fuzzing leaves nothing behind but what it was told to write."""
+    afterwards, so that fuzzing leaves nothing behind but what it was told to write; and
+    without the constants hypothesis mixes into its draws from the source of each "local"
+    module imported (any outside site-packages: a checkout's, an editable install's, the
+    caller's own). With them, one seed draws other sessions in a checkout than from a wheel,
+    after any edit to any such module, and after a test process has imported other modules."""
 
     previous = storage_directory(intent_to_write=False).home_directory
-    with tempfile.TemporaryDirectory(prefix="snapkv-fuzz-") as home:
+    with tempfile.TemporaryDirectory(prefix="snapkv-fuzz-") as home, _no_local_constants():
         set_hypothesis_home_dir(home)
         try:
             yield
         finally:
             set_hypothesis_home_dir(previous)
+
+
+@contextlib.contextmanager
+def _no_local_constants() -> Iterator[None]:
+    # Hypothesis has no setting for this: its provider asks one module-level function for the
+    # local constants, and caches what it drew from them. A hypothesis without the feature
+    # has neither, and draws as the seed alone decides anyway.
+    from hypothesis.internal.conjecture import providers
+
+    found = getattr(providers, "_get_local_constants", None)
+    cache = getattr(providers, "CONSTANTS_CACHE", None)
+    made = getattr(providers, "Constants", None)
+    if found is None or cache is None or made is None:
+        yield
+        return
+    cache.cache.clear()
+    providers._get_local_constants = made  # an empty set of constants of each kind
+    try:
+        yield
+    finally:
+        providers._get_local_constants = found
+        cache.cache.clear()
 
 
 class CampaignDatabase(ExampleDatabase):

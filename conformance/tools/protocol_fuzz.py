@@ -163,8 +163,12 @@ OPS = ("hello", "new", "step", "evict", "scores", "bye")
 #: Ops that are not ops (bad-request): miscased, padded, empty, not a string, missing.
 UNKNOWN_OPS = ('"reset"', '"Evict"', '"EVICT"', '""', '"evict "', "5", "null", "missing")
 PROTOCOLS = ("1", "true", '"1"', "1.0", "2", "-0", "null", "missing")
-#: A hello's protocol, a new's params and seed, a step's pos and attn: variant 0 is valid.
-NEW_VARIANTS = 18
+#: A hello's protocol, a new's params, a step's pos and attn: variant 0 is valid.
+NEW_VARIANTS = 12
+#: A new's seed, drawn apart from its params (so that a seed that is no integer comes often
+#: enough for the default budget to find a reader that takes it): the first is valid, None
+#: leaves the seed out.
+SEEDS: tuple[str | None, ...] = ("0", '"0"', str(2**31 - 1), "true", "-0", "false", None)
 STEP_VARIANTS = 17
 #: Extra fields (ignored): values nested up to three levels, odd strings and numbers.
 EXTRAS: tuple[str, ...] = (
@@ -225,6 +229,7 @@ class Plan:
     spacing: int  # whitespace between tokens: compact, spaces, tabs, CRs, around the line
     crlf: bool
     mangle: int = 0  # 0, or 1 + an index into MANGLES
+    seed: int = 0  # a new's seed: an index into SEEDS
 
 
 #: What a drawn line is: an op of OPS by index (steps the most), an op that is none, a blank
@@ -273,6 +278,7 @@ def _plan(draw: st.DrawFn) -> Plan:
         spacing=_choice(draw, SPACINGS, rarity=2),
         crlf=draw(_ints(0, 5)) == 5,
         mangle=_choice(draw, len(MANGLES) + 1, rarity=2),
+        seed=_choice(draw, len(SEEDS), rarity=1) if op == 1 else 0,
     )
 
 
@@ -285,16 +291,17 @@ class SessionPlan:
     """A session as drawn: whether a plain ``new`` opens it (and its size), the lines after
     it, and whether the last line lacks its LF."""
 
-    opening: int  # 0 to 2: a valid new of that size; 3: none, so the policy starts absent
+    opening: int  # 0 to 2: a new of that size; 3: none, so the policy starts absent
     plans: tuple[Plan, ...]
     unterminated: bool
+    seed: int = 0  # the opening new's seed: an index into SEEDS (0: valid)
 
 
 @st.composite
 def _session(draw: st.DrawFn) -> SessionPlan:
     opening = draw(_ints(0, 3))
     plans = tuple(draw(st.lists(PLANS, min_size=1, max_size=MAX_LINES)))
-    return SessionPlan(opening, plans, draw(_ints(0, 7)) == 7)
+    return SessionPlan(opening, plans, draw(_ints(0, 7)) == 7, _choice(draw, len(SEEDS), rarity=2))
 
 
 SESSIONS = _session()
@@ -313,7 +320,7 @@ def materialise(drawn: SessionPlan) -> list[str]:
     lines = [HELLO]
     plans = list(drawn.plans)
     if drawn.opening < 3:
-        plans.insert(0, Plan(1, 0, 0, drawn.opening, (), 0, 0, 0, 0, 0, False))
+        plans.insert(0, Plan(1, 0, 0, drawn.opening, (), 0, 0, 0, 0, 0, False, seed=drawn.seed))
     for number, plan in enumerate(plans, start=2):
         text = _line(plan, number, session) + ("\r\n" if plan.crlf else "\n")
         lines.append(text)
@@ -379,20 +386,19 @@ def _fields(op: str, plan: Plan, session: Any) -> list[tuple[str, str]]:
         protocol = PROTOCOLS[variant]
         return [] if protocol == "missing" else [("protocol", protocol)]
     if op == "new":
-        return _new_fields(variant, plan.size, plan.decoy)
+        return _new_fields(variant, plan.size, plan.decoy, SEEDS[plan.seed])
     if op == "step":
         return _step_fields(variant, plan.weights, session)
     return []
 
 
-def _new_fields(variant: int, size: int, decoy: int) -> list[tuple[str, str]]:
+def _new_fields(variant: int, size: int, decoy: int, seed: str | None) -> list[tuple[str, str]]:
     params: list[tuple[str, str]] = [
         ("budget", str(1 + size % 3)),
         ("recentWindow", "-0" if size % 2 else "0"),
         ("obsWindow", str(1 + size % 2)),
         ("poolKernel", "3" if size % 4 == 3 else "1"),
     ]
-    seed = "0"
     changes = {
         1: ("budget", "0"),
         2: ("poolKernel", "2"),
@@ -403,8 +409,8 @@ def _new_fields(variant: int, size: int, decoy: int) -> list[tuple[str, str]]:
         7: ("obsWindow", str(2**31)),
         8: ("recentWindow", "true"),
         # a reader that wraps sees 1, or the large value it was meant to refuse
-        12: ("budget", str(2**32 + 1)),
-        13: ("obsWindow", str(2**64 + 1)),
+        10: ("budget", str(2**32 + 1)),
+        11: ("obsWindow", str(2**64 + 1)),
     }
     if variant in changes:
         name, value = changes[variant]
@@ -420,9 +426,8 @@ def _new_fields(variant: int, size: int, decoy: int) -> list[tuple[str, str]]:
     params_text = "{" + ",".join(f"{json.dumps(n)}:{v}" for n, v in params) + "}"
     if variant == 9:
         params_text = "null"
-    seed = {10: '"0"', 11: str(2**31 - 1), 15: "true", 16: "-0", 17: "false"}.get(variant, seed)
-    if variant == 14:
-        return [("params", params_text)]  # seed missing
+    if seed is None:
+        return [("params", params_text)]
     return [("params", params_text), ("seed", seed)]
 
 

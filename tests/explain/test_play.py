@@ -26,3 +26,15 @@ def test_a_mistake_that_crashes_on_a_check_is_replayed_as_the_ports_process_dyin
     replayed = play_check(mutants.lookup("budget-plus-one-storage").policy, check)
     assert port.verdict == "crash", port
     assert check_outcome(replayed) == check_outcome(port)
+
+
+def test_a_check_is_replayed_announcing_only_the_capabilities_given() -> None:
+    """protocol/scores-kept-positions hangs on the scores capability: the masked cache (evicted
+    positions still listed by scores) fails it when it announces scores, and passes it when it
+    announces none, as a port without scores does whatever it keeps."""
+    check = next(c for c in load_checks([suite_dir()]) if c.id == "protocol/scores-kept-positions")
+    masked = mutants.lookup("masked-holes-stale").policy
+    assert check.capabilities == {"scores"}
+    assert not play_check(masked, check).passed
+    assert not play_check(masked, check, capabilities=("scores",)).passed
+    assert play_check(masked, check, capabilities=()).passed

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Callable
 from functools import cache
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import jsonschema
@@ -723,3 +724,22 @@ def test_an_edited_vector_is_replayed_not_looked_up() -> None:
     assert known_kills.load([vector]) != {}
     edited = replace(vector, description=vector.description + " (edited)")
     assert known_kills.load([edited]) == {}
+
+
+def test_candidates_are_compared_announcing_only_what_the_port_announced() -> None:
+    """A port that does not announce scores passes protocol/scores-kept-positions whatever it
+    keeps (each scores line is answered unsupported). Compared announcing scores, the masked
+    cache would break that check and count against a port that makes exactly that mistake;
+    compared announcing what the port announced, it does not."""
+    check = next(
+        c
+        for c in load_checks([str(resources.suite_dir())])
+        if c.id == "protocol/scores-kept-positions"
+    )
+    passed = SimpleNamespace(vector_id=check.id, passed=True)
+    masked = [mutants.lookup("masked-holes-stale")]
+
+    def breaks(capabilities: tuple[str, ...] | None) -> int:
+        return search.Engine([], [passed], masked, [check], capabilities).singles[0].breaks
+
+    assert (breaks(None), breaks(("scores",)), breaks(())) == (1, 1, 0)

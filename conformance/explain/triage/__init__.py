@@ -64,6 +64,7 @@ def triage(
     mistakes: Sequence[Any] | None = None,
     combine: bool = True,
     clock: Callable[[], float] = time.perf_counter,
+    capabilities: Sequence[str] | None = None,
 ) -> Triage:
     """Rank catalogued mistakes (``mistakes``, the whole catalogue by default), alone and
     combined, by how exactly each reproduces the answers behind ``results`` (the runner's
@@ -73,7 +74,8 @@ def triage(
 
     ``vectors`` may be :class:`~conformance.suite.vectors.Vector` objects or the runner's suite
     entries (anything with ``id``, ``path`` and ``load()``): an entry is read only when a
-    replay needs it."""
+    replay needs it. ``capabilities`` are the optional ops the port announced in its hello
+    (None: unknown); candidates are replayed announcing no others."""
     began = clock()
     # A long vector (a recorded trace) would cost each candidate a replay of all its calls:
     # it is left out, and the triage says so.
@@ -82,7 +84,11 @@ def triage(
     vectors = [vector for vector in vectors if vector.id not in long_ids]
     results = [result for result in results if result.vector_id not in long_ids]
     engine = Engine(
-        vectors, results, list(mistakes) if mistakes is not None else catalogue(), checks
+        vectors,
+        results,
+        list(mistakes) if mistakes is not None else catalogue(),
+        checks,
+        capabilities,
     )
     ranked = engine.rank(combine)
     unsure: list[tuple[Scored, int, int, int]] = []

@@ -216,6 +216,7 @@ class Engine:
         results: Sequence[Any],
         pool: list[Any],
         checks: Sequence[Any] = (),
+        capabilities: Sequence[str] | None = None,
     ) -> None:
 
         self.pool = pool
@@ -232,6 +233,16 @@ class Engine:
         self.failing = [run for run in runs if not run.passed]
         self.passing = [run for run in runs if run.passed]
         self.known = known_kills.load([run.source for run in runs])
+        # The shipped outcomes were played announcing every capability: a check whose answers
+        # hang on one the port did not announce is replayed announcing only the port's.
+        self.capabilities = None if capabilities is None else tuple(capabilities)
+        self._unannounced = {
+            run.id
+            for run in runs
+            if run.check
+            and capabilities is not None
+            and run.protocol_check.capabilities - set(capabilities)
+        }
         self.replayed = 0
         self.combinations = 0
         self._exact: dict[tuple[int, ...], Scored] = {}
@@ -255,7 +266,7 @@ class Engine:
         breaks = 0
         for run in self.runs:
             vid = run.id
-            known = self.known.get(vid)
+            known = None if vid in self._unannounced else self.known.get(vid)
             if known is not None:
                 kill = known.kills.get(mutant.name)
                 if kill is not None:
@@ -301,7 +312,7 @@ class Engine:
     def _play(self, policy: type, run: _Run) -> int | None:
         """Where ``policy`` first answers otherwise than the port on ``run`` (None: never)."""
         if run.check:
-            outcome = check_outcome(play_check(policy, run.protocol_check))
+            outcome = check_outcome(play_check(policy, run.protocol_check, self.capabilities))
             return None if (outcome,) == run.target else 0
         return play(policy, run.vector, run.target).diverged
 
