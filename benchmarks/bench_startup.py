@@ -9,8 +9,9 @@ it and counts too), median of the repeats, beside ``python -c pass``:
   start-up, numpy included: it serves the numpy fast path; every ``run`` against it and
   every ``bench`` pays it);
 - ``snapkv-conformance adapter --mutant float32-accumulation`` answering the same (a
-  catalogued mistake served for the triage's own tests and benchmarks: it loads the
-  catalogue, and a run against it starts it once per protocol check);
+  catalogued mistake served for the triage's own tests and benchmarks: it loads that
+  mistake's family module, not the whole catalogue, and a run against it starts it once per
+  protocol check);
 - ``snapkv-conformance run`` on one vector against the C port (``make -C adapters/c``), the
   reference adapter if the port is not built.
 
@@ -47,7 +48,7 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 HELLO = b'{"id":0,"op":"hello","protocol":1}\n{"id":1,"op":"bye"}\n'
 WATCHED = ("numpy", "jsonschema", "hypothesis", "orjson")
-#: A catalogued mistake, served by ``adapter --mutant`` (it loads the catalogue).
+#: A catalogued mistake, served by ``adapter --mutant`` (it loads its family module).
 MUTANT = "float32-accumulation"
 
 
