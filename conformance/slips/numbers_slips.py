@@ -45,12 +45,17 @@ def as_float64(text: NumberText) -> Any:
 
 class FieldReader(SlipAdapter):
     """Reads the field(s) ``FIELDS`` of every request (``params`` means each of its values)
-    with :meth:`number`; every other value as the reference reads it."""
+    with :meth:`number` (as an integer of ``WRAPS`` bits, signed or not, that wraps, where
+    given); every other value as the reference reads it."""
 
     FIELDS: tuple[str, ...] = ()
+    WRAPS: tuple[int, bool] | None = None
 
     def number(self, text: NumberText) -> Any:
-        return text.decoded()
+        if self.WRAPS is None:
+            return text.decoded()
+        bits, signed = self.WRAPS
+        return wrapped(bits, signed)(text)
 
     def read(self, line: bytes) -> Any:
         request = decode(line)
@@ -86,9 +91,7 @@ class PositionsUint32(FieldReader):
     """Positions are read modulo 2^32."""
 
     FIELDS = ("pos",)
-
-    def number(self, text: NumberText) -> Any:
-        return wrapped(32, signed=False)(text)
+    WRAPS = (32, False)
 
 
 @slip(
@@ -100,9 +103,7 @@ class ParamsUint64(FieldReader):
     """Parameters are read modulo 2^64."""
 
     FIELDS = ("params",)
-
-    def number(self, text: NumberText) -> Any:
-        return wrapped(64, signed=False)(text)
+    WRAPS = (64, False)
 
 
 @slip(
@@ -115,9 +116,7 @@ class ParamsInt32(FieldReader):
     """Parameters are read as signed 32-bit integers, wrapping."""
 
     FIELDS = ("params",)
-
-    def number(self, text: NumberText) -> Any:
-        return wrapped(32, signed=True)(text)
+    WRAPS = (32, True)
 
 
 @slip(
@@ -144,9 +143,7 @@ class IdsInt32(FieldReader):
     """Ids are read as signed 32-bit integers, wrapping."""
 
     FIELDS = ("id",)
-
-    def number(self, text: NumberText) -> Any:
-        return wrapped(32, signed=True)(text)
+    WRAPS = (32, True)
 
 
 @slip(
@@ -173,9 +170,7 @@ class IdsUint64(FieldReader):
     """Ids are read modulo 2^64, unsigned."""
 
     FIELDS = ("id",)
-
-    def number(self, text: NumberText) -> Any:
-        return wrapped(64, signed=False)(text)
+    WRAPS = (64, False)
 
 
 @slip(

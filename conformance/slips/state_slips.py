@@ -7,6 +7,7 @@ port's own state would go wrong; the policy itself is the reference's.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 from conformance.policy.reference import Params, PolicyError, SnapKV
@@ -16,6 +17,28 @@ from conformance.spec.protocol import refusal
 
 def _op(request: Any) -> Any:
     return request.get("op") if isinstance(request, dict) else None
+
+
+class DropsPolicyAfter(SlipAdapter):
+    """Drops the policy after answering an ``OP`` request (only a refused one, with
+    ``REFUSED_ONLY``)."""
+
+    OP = ""
+    REFUSED_ONLY = False
+
+    def handle(self, request: Any) -> Answer:
+        answer = super().handle(request)
+        if _op(request) == self.OP and (answer.get("ok") is False or not self.REFUSED_ONLY):
+            self.session.policy = None
+        return answer
+
+
+def _swap_in(session: Any, request: dict[str, Any]) -> None:
+    """Replace ``session``'s policy with one made from the refused ``request``'s params (seed
+    0), as a port that builds the policy before it validates the rest does; params it cannot
+    build from change nothing."""
+    with contextlib.suppress(PolicyError):
+        session.policy = session.factory(Params.parse(request["params"]).as_dict(), 0)
 
 
 @slip(
@@ -40,14 +63,10 @@ class HelloResetsCursor(SlipAdapter):
     sentence="S3.2-hello-state",
     origin="hello treated as the start of a session, dropping whatever came before it",
 )
-class HelloDropsPolicy(SlipAdapter):
+class HelloDropsPolicy(DropsPolicyAfter):
     """Any ``hello``, accepted or refused, drops the policy."""
 
-    def handle(self, request: Any) -> Answer:
-        answer = super().handle(request)
-        if _op(request) == "hello":
-            self.session.policy = None
-        return answer
+    OP = "hello"
 
 
 @slip(
@@ -56,14 +75,10 @@ class HelloDropsPolicy(SlipAdapter):
     origin="a handshake failure that resets the session (clears the policy) before answering "
     "unsupported",
 )
-class RefusedHelloDropsPolicy(SlipAdapter):
+class RefusedHelloDropsPolicy(DropsPolicyAfter):
     """A refused ``hello`` drops the policy."""
 
-    def handle(self, request: Any) -> Answer:
-        answer = super().handle(request)
-        if _op(request) == "hello" and answer.get("ok") is False:
-            self.session.policy = None
-        return answer
+    OP, REFUSED_ONLY = "hello", True
 
 
 @slip(
@@ -99,11 +114,7 @@ class BadSeedNewReplacesPolicy(SlipAdapter):
     def handle(self, request: Any) -> Answer:
         answer = super().handle(request)
         if _op(request) == "new" and answer.get("ok") is False and "params" in request:
-            try:
-                parsed = Params.parse(request["params"]).as_dict()
-                self.session.policy = self.session.factory(parsed, 0)
-            except PolicyError:
-                pass
+            _swap_in(self.session, request)
         return answer
 
 
@@ -123,11 +134,7 @@ class MissingSeedNewReplacesPolicy(SlipAdapter):
             and "params" in request
             and "seed" not in request
         ):
-            try:
-                parsed = Params.parse(request["params"]).as_dict()
-                self.session.policy = self.session.factory(parsed, 0)
-            except PolicyError:
-                pass
+            _swap_in(self.session, request)
         return answer
 
 
@@ -137,14 +144,10 @@ class MissingSeedNewReplacesPolicy(SlipAdapter):
     origin="a new handler that releases the old policy first (policy = None, or a move out of "
     "it) and only then validates the request, so a refused new leaves no policy",
 )
-class RefusedNewDropsPolicy(SlipAdapter):
+class RefusedNewDropsPolicy(DropsPolicyAfter):
     """A refused ``new`` drops the earlier policy."""
 
-    def handle(self, request: Any) -> Answer:
-        answer = super().handle(request)
-        if _op(request) == "new" and answer.get("ok") is False:
-            self.session.policy = None
-        return answer
+    OP, REFUSED_ONLY = "new", True
 
 
 @slip(

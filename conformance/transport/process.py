@@ -438,14 +438,13 @@ def kill_strays(token: str | None = None) -> int:
         found = {pid for pid in found - frozen if pid != me and table[pid].state not in "ZX"}
         if not found:
             break
-        for pid in found:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGSTOP)
+        _freeze(found)
         frozen |= found
         # A stop takes effect when its target next runs: one in the middle of a fork finishes
         # it first. So the next look waits until every target has stopped (or died), and a
         # look that finds nothing new then proves that nothing is left to find.
         _until_stopped(found, deadline)
+        _chase(frozen, set(table), deadline)
         if time.monotonic() > deadline:
             break
     killed = []
@@ -456,6 +455,35 @@ def kill_strays(token: str | None = None) -> int:
     for pid in killed:  # the kit's own children (orphans it was handed) must be reaped
         _reap(pid)
     return len(killed)
+
+
+def _freeze(pids: set[int]) -> None:
+    for pid in pids:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.kill(pid, signal.SIGSTOP)
+
+
+def _chase(frozen: set[int], seen: set[int], deadline: float) -> None:
+    """Freeze, as each is seen, every process new since ``seen`` whose parent is frozen, and
+    theirs in turn, until a look finds none (adding to ``frozen``).
+
+    A whole sweep reads every process's environment and takes longer than a fork storm takes
+    to fork again: the storm's newest process then always escapes the sweep that finds its
+    parent. A look at only the processes new since the last look is quick enough to stop each
+    one before it forks."""
+    while time.monotonic() < deadline:
+        new = sorted(set(_pids()) - seen)  # ascending: a parent is mostly seen before its child
+        seen.update(new)
+        caught = set()
+        for pid in new:
+            entry = _stat(pid)
+            if entry is not None and entry.parent in frozen and entry.state not in "ZX":
+                _freeze({pid})
+                frozen.add(pid)
+                caught.add(pid)
+        if not caught:
+            return
+        _until_stopped(caught, deadline)
 
 
 def _until_stopped(pids: set[int], deadline: float) -> None:

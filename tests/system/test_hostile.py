@@ -13,7 +13,6 @@ import os
 import shlex
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
@@ -24,62 +23,11 @@ from conformance.runner.check_sessions import run_check
 from conformance.spec.resources import suite_dir
 from conformance.suite.stream import load_checks
 from conformance.transport.raw import EXIT_GRACE
-from tests.support.hostile import PEAK_MB
-from tests.support.paths import ROOT, TESTS
+from tests.support.hostile import PEAK_MB, SERVE, adapter, gone, kit
+from tests.support.paths import TESTS
 from tests.support.runner_support import REFERENCE_ARGV
 
 CHECKS = {check.id: check for check in load_checks([suite_dir()])}
-
-
-def adapter(source: str, *args: str) -> list[str]:
-    """An inline adapter: ``source`` run by this Python."""
-    return [sys.executable, "-c", textwrap.dedent(source), *args]
-
-
-def kit(
-    *args: str, timeout: float = 300, cwd: Path | None = None
-) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "conformance", *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        cwd=cwd,
-        check=False,
-    )
-
-
-def running(pid: int) -> bool:
-    """True while ``pid`` runs (a zombie waiting for its parent counts as gone)."""
-    try:
-        with open(f"/proc/{pid}/stat") as stat:
-            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
-    except FileNotFoundError:
-        return False
-
-
-def gone(pid: int, within: float = 5.0) -> bool:
-    deadline = time.monotonic() + within
-    while running(pid):
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
-#: The reference adapter's loop, answering every line, for inline adapters to wrap.
-SERVE = f"""
-import sys
-sys.path.insert(0, {str(ROOT)!r})
-from conformance.adapter.server import Session, encode
-session = Session()
-def serve():
-    for line in sys.stdin.buffer:
-        answer = session.handle_line(line)
-        if answer is not None:
-            sys.stdout.buffer.write(encode(answer))
-            sys.stdout.buffer.flush()
-"""
 
 
 # -- protocol checks: the one transport -------------------------------------------------------
@@ -441,7 +389,7 @@ def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
     )
     broken = TESTS / "broken_adapters" / "huge_refusals.py"
     peaks = {}
-    for name, adapter in (
+    for name, argv in (
         (
             "short",
             [sys.executable, "-m", "conformance", "adapter", "--mutant", "pairwise-summation"],
@@ -449,7 +397,7 @@ def test_answers_held_in_flight_are_bounded_as_they_are_read() -> None:
         ("huge", [sys.executable, str(broken)]),
     ):
         done = subprocess.run(
-            [sys.executable, "-c", script, shlex.join(adapter)],
+            [sys.executable, "-c", script, shlex.join(argv)],
             capture_output=True,
             text=True,
             timeout=300,
