@@ -29,7 +29,7 @@ Invariant: the mistakes as policies, nothing more: imports only :mod:`conformanc
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from conformance.mutants._base import Mutant, registered
 from conformance.mutants.index import FAMILY_OF
@@ -49,15 +49,16 @@ FAMILIES = (
 )
 
 # The catalogue is built on first use (PEP 562): every family module is imported then. An
-# adapter serving one mutant (:func:`lookup`) imports that mutant's family module alone.
-if TYPE_CHECKING:
-    #: Every catalogued mutant, by family and then in the order each family module lists them.
-    CATALOGUE: tuple[Mutant, ...]
-    #: The protocol-level choices (:mod:`~conformance.mutants.protocol`): inert on every
-    #: vector, judged on the protocol checks; the triage searches them with the catalogue.
-    PROTOCOL: tuple[Mutant, ...]
-    #: Every mutant of both, by name.
-    BY_NAME: dict[str, Mutant]
+# adapter serving one mutant (:func:`lookup`) imports that mutant's family module alone. These
+# three are declared here and set by _catalogue(), which module __getattr__ calls.
+
+#: Every catalogued mutant, by family and then in the order each family module lists them.
+CATALOGUE: tuple[Mutant, ...]
+#: The protocol-level choices (:mod:`~conformance.mutants.protocol`): inert on every vector,
+#: judged on the protocol checks; the triage searches them with the catalogue.
+PROTOCOL: tuple[Mutant, ...]
+#: Every mutant of both, by name.
+BY_NAME: dict[str, Mutant]
 
 
 def __getattr__(attribute: str) -> Any:
