@@ -116,7 +116,7 @@ def test_a_fault_of_the_kit_in_the_triage_exits_70_with_the_results_kept(
 
         real = triage.triage
 
-        def broken(vectors, results, checks=()):
+        def broken(vectors, results, **options):
             members = []
             return 1 % len(members)
 
