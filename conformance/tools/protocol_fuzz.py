@@ -168,8 +168,12 @@ NEW_VARIANTS = 12
 #: A new's seed, drawn apart from its params (so that a seed that is no integer comes often
 #: enough for the default budget to find a reader that takes it): the first is valid, None
 #: leaves the seed out.
-SEEDS: tuple[str | None, ...] = ("0", '"0"', str(2**31 - 1), "true", "-0", "false", None)
-STEP_VARIANTS = 17
+SEEDS: tuple[str | None, ...] = ("0", '"0"', str(2**31 - 1), "-0", "false", None, "true")
+STEP_VARIANTS = 8
+#: A step's position, drawn apart from its weights (as a new's seed is): the next one, -1,
+#: the last one again, 2^31, 1.5, "3", null, the next as a 32- or 64-bit reader that wraps
+#: would read it, and -0 (valid as the first position).
+POSITIONS = 10
 #: Extra fields (ignored): values nested up to three levels, odd strings and numbers.
 EXTRAS: tuple[str, ...] = (
     '"x":1',
@@ -229,7 +233,7 @@ class Plan:
     spacing: int  # whitespace between tokens: compact, spaces, tabs, CRs, around the line
     crlf: bool
     mangle: int = 0  # 0, or 1 + an index into MANGLES
-    seed: int = 0  # a new's seed: an index into SEEDS
+    seed: int = 0  # a new's seed (an index into SEEDS), a step's position (below POSITIONS)
 
 
 #: What a drawn line is: an op of OPS by index (steps the most), an op that is none, a blank
@@ -278,7 +282,7 @@ def _plan(draw: st.DrawFn) -> Plan:
         spacing=_choice(draw, SPACINGS, rarity=2),
         crlf=draw(_ints(0, 5)) == 5,
         mangle=_choice(draw, len(MANGLES) + 1, rarity=2),
-        seed=_choice(draw, len(SEEDS), rarity=1) if op == 1 else 0,
+        seed=_choice(draw, {1: len(SEEDS), 2: POSITIONS}.get(op, 1), rarity=1),
     )
 
 
@@ -388,7 +392,7 @@ def _fields(op: str, plan: Plan, session: Any) -> list[tuple[str, str]]:
     if op == "new":
         return _new_fields(variant, plan.size, plan.decoy, SEEDS[plan.seed])
     if op == "step":
-        return _step_fields(variant, plan.weights, session)
+        return _step_fields(variant, plan.seed, plan.weights, session)
     return []
 
 
@@ -431,7 +435,9 @@ def _new_fields(variant: int, size: int, decoy: int, seed: str | None) -> list[t
     return [("params", params_text), ("seed", seed)]
 
 
-def _step_fields(variant: int, weights: tuple[Any, ...], session: Any) -> list[tuple[str, str]]:
+def _step_fields(
+    variant: int, position: int, weights: tuple[Any, ...], session: Any
+) -> list[tuple[str, str]]:
     policy = session.policy
     kept = 0 if policy is None else len(policy.kept)
     last = None if policy is None else policy.last_admitted
@@ -441,26 +447,26 @@ def _step_fields(variant: int, weights: tuple[Any, ...], session: Any) -> list[t
     if variant == 1:
         attn = "null"
     pos = {
-        2: "-1",
-        3: str(last if last is not None else -1),
-        4: str(2**31),
-        5: "1.5",
-        6: '"3"',
-        7: "null",
+        1: "-1",
+        2: str(last if last is not None else -1),
+        3: str(2**31),
+        4: "1.5",
+        5: '"3"',
+        6: "null",
         # the next position as a 32- or 64-bit reader that wraps would read it, and -0
-        14: str(2**32 + (0 if last is None else last + 1)),
-        15: str(2**64 + (0 if last is None else last + 1)),
-        16: "-0" if last is None else pos,
-    }.get(variant, pos)
+        7: str(2**32 + (0 if last is None else last + 1)),
+        8: str(2**64 + (0 if last is None else last + 1)),
+        9: "-0" if last is None else pos,
+    }.get(position, pos)
     attn = {
-        8: "[" + ",".join(["0.5"] * (kept + 1)) + "]",
-        9: "[" + ",".join(["0.5"] * max(0, kept - 1)) + "]" if kept else "[0.5]",
-        10: '"0.5"',
-        11: "[" + ",".join(["true"] * max(kept, 1)) + "]",
+        2: "[" + ",".join(["0.5"] * (kept + 1)) + "]",
+        3: "[" + ",".join(["0.5"] * max(0, kept - 1)) + "]" if kept else "[0.5]",
+        4: '"0.5"',
+        5: "[" + ",".join(["true"] * max(kept, 1)) + "]",
     }.get(variant, attn)
-    if variant == 12:
+    if variant == 6:
         return [("attn", attn)]  # pos missing
-    if variant == 13:
+    if variant == 7:
         return [("pos", pos)]  # attn missing
     return [("pos", pos), ("attn", attn)]
 

@@ -710,7 +710,10 @@ def test_a_cut_list_is_judged_by_the_rule_the_whole_list_breaks() -> None:
         b'{"id":7,"ok":true,"victims":[0]}\n',
         b'{"id":7,"ok":true,"victims":[3,1,2147483647,9999999999999999999]}\n',
         b'{"id":7,"ok":true,"victims":[1,1]}\n',  # judged later: kept as written
+        # longer than the compact reading takes (a flood): the decoder's, alike
+        b'{"id":7,"ok":true,"victims":[' + b",".join(b"%d" % k for k in range(20_000)) + b"]}\n",
     ],
+    ids=["ok", "no-victims", "one", "four", "repeated", "over-64-KiB"],
 )
 def test_a_compact_answer_is_read_as_the_decoder_reads_it(line):
     got = read_answer(line, 2, 5, 1)
