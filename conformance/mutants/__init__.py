@@ -32,7 +32,7 @@ import importlib
 from typing import Any
 
 from conformance.mutants._base import Mutant, registered
-from conformance.mutants.index import FAMILY_OF
+from conformance.mutants.mutant_index import FAMILY_OF
 
 #: The families in the order SPEC.md §2 meets them: construction, step, ring, sums, pooling,
 #: selection.
@@ -198,7 +198,7 @@ def lookup(name: str) -> Mutant:
     """The mutant called ``name``; raise KeyError with the list of names when there is none.
 
     Imports only the family module that defines ``name``
-    (:data:`~conformance.mutants.index.FAMILY_OF`) when the catalogue is not loaded yet; the
+    (:data:`~conformance.mutants.mutant_index.FAMILY_OF`) when the catalogue is not loaded yet; the
     entry is the one :data:`BY_NAME` holds."""
     family = FAMILY_OF.get(name)
     if family is not None and "BY_NAME" not in globals():

@@ -72,7 +72,8 @@ def serve_mutant(name: str) -> int:
 def serve_slip(name: str) -> int:
     """Serve the slip ``name`` on stdin/stdout and exit with the status it chooses (exit 2 for an
     unknown name). The ``hello`` answer names the implementation ``slip:<name>``."""
-    from conformance import slips  # numpy: the policy family is the mutant catalogue
+    # The slip's own module (a policy slip made from a catalogued mutant: the mutant's, numpy)
+    from conformance import slips
 
     try:
         entry = slips.lookup(name)

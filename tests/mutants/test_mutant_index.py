@@ -11,13 +11,13 @@ import textwrap
 import pytest
 
 from conformance import mutants
-from conformance.mutants.index import FAMILY_OF
+from conformance.mutants.mutant_index import FAMILY_OF
 
 
 def test_the_table_names_every_catalogued_mutant_and_its_family_module():
     catalogued = {mutant.name: mutant.family for mutant in (*mutants.CATALOGUE, *mutants.PROTOCOL)}
     assert catalogued == FAMILY_OF, (
-        "conformance/mutants/index.py is stale: FAMILY_OF must map every mutant of the "
+        "conformance/mutants/mutant_index.py is stale: FAMILY_OF must map every mutant of the "
         "catalogue to the module that defines it"
     )
 
@@ -26,7 +26,7 @@ _FRESH = textwrap.dedent(
     """
     import json, sys
     from conformance import mutants
-    from conformance.mutants.index import FAMILY_OF
+    from conformance.mutants.mutant_index import FAMILY_OF
 
     first = sys.argv[1]
     entry = mutants.lookup(first)

@@ -2,7 +2,7 @@
 :func:`conformance.mutants.lookup` imports that one module instead of the whole catalogue.
 
 ``snapkv-conformance adapter --mutant NAME`` starts once per protocol check of a run, so what
-one start imports is paid dozens of times. ``tests/mutants/test_index.py`` checks this table
+one start imports is paid dozens of times. ``tests/mutants/test_mutant_index.py`` checks this table
 against the full catalogue (every name, and its family); a name missing here is still found,
 by loading every family, so a stale table costs time, never an answer.
 """
