@@ -39,9 +39,10 @@ likewise), against the C port's adapter (``make -C adapters/c``):
   outputs, and the rest, the exchange itself; beside it the bare replay's own CPU.
 - **triage** (the committed suite as it is, protocol checks included): a failing default
   ``run`` (its triage included) against a passing one of the same program, whole commands:
-  ``adapter --mutant float32-accumulation`` against the same server serving the plain
-  reference (the mistake's base class; ``adapter`` itself serves the numpy fast path), and
-  held-out ports
+  ``adapter --mutant float32-accumulation`` against the same command passing (``adapter``,
+  the reference: the same start-up, CLI and numpy included) and against the server alone
+  serving the plain reference from ``python -c`` (no CLI, no numpy: a quicker start, paid
+  once per protocol check), and held-out ports
   (``tests/heldout/real_ports.py``: one mistake, several, a protected-window slip) against
   the faithful ``numpy-spec``. Medians of interleaved repeats; target at most 1.5x.
 - **jobs** (2 copies, no protocol checks): ``run`` at ``--jobs 1``, ``2`` and ``4`` with a
@@ -466,7 +467,9 @@ _REAL_PORTS = ROOT / "tests" / "heldout" / "real_ports.py"
 PASSING_PORT = "numpy-spec"
 FAILING_PORTS = ("float16-history", "official-avgpool", "step-clock")
 #: A catalogued mistake served by the reference's own server (``adapter --mutant``), against
-#: the same server serving the plain reference, the policy every mistake is a subclass of.
+#: two passing programs: the same command serving the reference (``adapter``: the same
+#: start-up, the CLI and numpy, which the mistake's model needs), and the server alone serving
+#: the plain reference from ``python -c`` (no CLI, no numpy: the quickest start there is).
 MUTANT = "float32-accumulation"
 _PLAIN_REFERENCE = (
     "import sys; from conformance.adapter.server import main; "
@@ -480,9 +483,10 @@ def measure_triage(repeats: int) -> bool:
     medians of interleaved repeats; target: at most 1.5x."""
     port = [sys.executable, str(_REAL_PORTS)]
     reference = [sys.executable, "-c", _PLAIN_REFERENCE]
-    mutant = [sys.executable, "-m", "conformance", "adapter", "--mutant", MUTANT]
+    mutant = [*ADAPTER, "--mutant", MUTANT]
     pairs = [
-        (f"plain reference / --mutant {MUTANT}", reference, mutant),
+        (f"adapter / adapter --mutant {MUTANT}", ADAPTER, mutant),
+        (f"plain reference (-c) / adapter --mutant {MUTANT}", reference, mutant),
         *(
             (f"{PASSING_PORT} / {name}", [*port, PASSING_PORT], [*port, name])
             for name in FAILING_PORTS
@@ -498,13 +502,14 @@ def measure_triage(repeats: int) -> bool:
         "triage: a failing default run against the same program passing, whole commands "
         f"(committed suite, protocol checks included), medians of {repeats}, interleaved"
     )
-    print(f"  {'passing / failing':<44} {'passing':>8} {'failing':>8}")
+    width = max(len(label) for label, _, _ in pairs)
+    print(f"  {'passing / failing':<{width}} {'passing':>8} {'failing':>8}")
     ok = True
     for label, _, _ in pairs:
         passing, failing = (statistics.median(walls[label, fails]) for fails in (False, True))
         ratio = failing / passing
         ok = ok and ratio <= 1.5
-        print(f"  {label:<44} {passing:6.2f} s {failing:6.2f} s  {ratio:.2f}x (target: 1.5x)")
+        print(f"  {label:<{width}} {passing:6.2f} s {failing:6.2f} s  {ratio:.2f}x (target: 1.5x)")
     return ok
 
 

@@ -9,8 +9,11 @@ it and counts too), median of the repeats, beside ``python -c pass``:
   start-up, numpy included: it serves the numpy fast path; every ``run`` against it and
   every ``bench`` pays it);
 - ``snapkv-conformance adapter --mutant float32-accumulation`` answering the same (a
-  catalogued mistake served for the triage's own tests and benchmarks: it loads the
-  catalogue, and a run against it starts it once per protocol check);
+  catalogued mistake served for the triage's own tests and benchmarks: it loads that
+  mistake's family module, not the whole catalogue, and a run against it starts it once per
+  protocol check);
+- the reference's server alone serving the plain reference from ``python -c`` (no CLI, no
+  numpy: ``bench_runner.py``'s passing program beside the mutant);
 - ``snapkv-conformance run`` on one vector against the C port (``make -C adapters/c``), the
   reference adapter if the port is not built.
 
@@ -47,7 +50,12 @@ print(json.dumps(sorted(sys.modules)), file=sys.stderr)
 """
 HELLO = b'{"id":0,"op":"hello","protocol":1}\n{"id":1,"op":"bye"}\n'
 WATCHED = ("numpy", "jsonschema", "hypothesis", "orjson")
-#: A catalogued mistake, served by ``adapter --mutant`` (it loads the catalogue).
+#: The reference's server serving the plain reference, started without the CLI (no numpy).
+PLAIN_REFERENCE = (
+    "import sys; from conformance.adapter.server import main; "
+    "from conformance.policy.reference import new_policy; sys.exit(main(new_policy))"
+)
+#: A catalogued mistake, served by ``adapter --mutant`` (it loads its family module).
 MUTANT = "float32-accumulation"
 
 
@@ -98,13 +106,17 @@ def main() -> None:
         ),
         f"snapkv-conformance run, one vector, {against}": (["run", vector, *adapter], b""),
     }
-    times: dict[str, list[float]] = {name: [] for name in commands}
+    # Timed only: the reference's server without the CLI or numpy (the passing program of
+    # bench_runner.py's triage part).
+    plain = "the server alone, plain reference, python -c (hello, bye)"
+    times: dict[str, list[float]] = {name: [] for name in (*commands, plain)}
     for _ in range(args.repeats):
         for name, (cli_args, stdin) in commands.items():
             argv = [sys.executable, "-m", "conformance", *cli_args]
             if not cli_args:
                 argv = [sys.executable, "-c", "pass"]
             times[name].append(cpu_of(argv, stdin))
+        times[plain].append(cpu_of([sys.executable, "-c", PLAIN_REFERENCE], HELLO))
     print(
         f"start-up: CPU seconds of whole commands, median of {args.repeats}, interleaved; "
         f"load average {os.getloadavg()[0]:.1f}"

@@ -28,19 +28,11 @@ Invariant: the mistakes as policies, nothing more: imports only :mod:`conformanc
 
 from __future__ import annotations
 
-from conformance.mutants import (  # noqa: F401
-    paging,
-    params,
-    pooling,
-    protocol,
-    realworld,
-    ring,
-    selection,
-    sorting,
-    steps,
-    summation,
-)
+import importlib
+from typing import Any
+
 from conformance.mutants._base import Mutant, registered
+from conformance.mutants.mutant_index import FAMILY_OF
 
 #: The families in the order SPEC.md §2 meets them: construction, step, ring, sums, pooling,
 #: selection.
@@ -55,17 +47,46 @@ FAMILIES = (
     "paging",
     "realworld",
 )
+
+# The catalogue is built on first use (PEP 562): every family module is imported then. An
+# adapter serving one mutant (:func:`lookup`) imports that mutant's family module alone. These
+# three are declared here and set by _catalogue(), which module __getattr__ calls.
+
 #: Every catalogued mutant, by family and then in the order each family module lists them.
-CATALOGUE: tuple[Mutant, ...] = tuple(
-    sorted(
-        (mutant for mutant in registered() if mutant.family in FAMILIES),
-        key=lambda mutant: FAMILIES.index(mutant.family),
-    )
-)
+CATALOGUE: tuple[Mutant, ...]
 #: The protocol-level choices (:mod:`~conformance.mutants.protocol`): inert on every vector,
 #: judged on the protocol checks; the triage searches them with the catalogue.
-PROTOCOL: tuple[Mutant, ...] = tuple(m for m in registered() if m.family == "protocol")
-BY_NAME: dict[str, Mutant] = {m.name: m for m in (*CATALOGUE, *PROTOCOL)}
+PROTOCOL: tuple[Mutant, ...]
+#: Every mutant of both, by name.
+BY_NAME: dict[str, Mutant]
+
+
+def __getattr__(attribute: str) -> Any:
+    if attribute in ("CATALOGUE", "PROTOCOL", "BY_NAME"):
+        return _catalogue()[attribute]
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
+
+def _catalogue() -> dict[str, Any]:
+    """Import every family module once, then build and keep :data:`CATALOGUE`,
+    :data:`PROTOCOL` and :data:`BY_NAME` as this module's attributes."""
+    if "BY_NAME" not in globals():
+        for family in (*FAMILIES, "protocol"):
+            importlib.import_module(f"{__name__}.{family}")
+        catalogue = tuple(
+            sorted(
+                (mutant for mutant in registered() if mutant.family in FAMILIES),
+                key=lambda mutant: FAMILIES.index(mutant.family),
+            )
+        )
+        protocol = tuple(m for m in registered() if m.family == "protocol")
+        globals().update(
+            CATALOGUE=catalogue,
+            PROTOCOL=protocol,
+            BY_NAME={m.name: m for m in (*catalogue, *protocol)},
+        )
+    return globals()
+
 
 #: Mistakes considered for the catalogue and dropped because no input can tell them from the
 #: reference (victims and error kinds are all a vector observes), each with the argument.
@@ -170,13 +191,23 @@ NUMERICALLY_EQUIVALENT: dict[str, tuple[tuple[str, ...], str]] = {
 
 def names() -> list[str]:
     """The catalogued mutant names, in catalogue order."""
-    return [mutant.name for mutant in CATALOGUE]
+    return [mutant.name for mutant in _catalogue()["CATALOGUE"]]
 
 
 def lookup(name: str) -> Mutant:
-    """The mutant called ``name``; raise KeyError with the list of names when there is none."""
+    """The mutant called ``name``; raise KeyError with the list of names when there is none.
+
+    Imports only the family module that defines ``name``
+    (:data:`~conformance.mutants.mutant_index.FAMILY_OF`) when the catalogue is not loaded yet; the
+    entry is the one :data:`BY_NAME` holds."""
+    family = FAMILY_OF.get(name)
+    if family is not None and "BY_NAME" not in globals():
+        importlib.import_module(f"{__name__}.{family}")
+        for mutant in registered():
+            if mutant.name == name and (mutant.family in FAMILIES or mutant.family == "protocol"):
+                return mutant
     try:
-        return BY_NAME[name]
+        return _catalogue()["BY_NAME"][name]
     except KeyError:
         raise KeyError(
             f"unknown mutant {name!r}; the catalogue has: {', '.join(names())}"

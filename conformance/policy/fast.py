@@ -145,7 +145,7 @@ class FastSnapKV:
         excess = self._count - self.params.budget
         if excess <= 0:
             return []
-        victims = self._select(self._pooled(self._window_sums()), excess)
+        victims = self._select(self._pooled(self._window_sums(copy=False)), excess)
         evicted = sorted(self._positions[victims].tolist())
         self._compact(victims)
         return evicted
@@ -193,9 +193,10 @@ class FastSnapKV:
             return self._prefix[: self._valid]
         return self._prefix[max(0, self._valid - 1) : self._valid]
 
-    def _window_sums(self) -> np.ndarray:
+    def _window_sums(self, copy: bool = True) -> np.ndarray:
         """float64 sums in slot index order, from ``+0.0`` (zeros past the written slots add
-        nothing: a sum from ``+0.0`` is never ``-0.0``)."""
+        nothing: a sum from ``+0.0`` is never ``-0.0``). With ``copy=False``, a view that the
+        next step or evict may change (an evict reads it before either)."""
         count = self._count
         if self._written == 0:
             return np.zeros(count)
@@ -204,7 +205,8 @@ class FastSnapKV:
             before = prefix[column - 1] if column else 0.0  # +0.0 + -0.0 is +0.0, as it must be
             np.add(before, history[:, column], out=prefix[column])  # float32 to float64: exact
         self._valid = self._written
-        return prefix[self._written - 1].copy()
+        sums = prefix[self._written - 1]
+        return sums.copy() if copy else sums
 
     def _pooled(self, sums: np.ndarray) -> np.ndarray:
         return window_max(sums, (self.params.poolKernel - 1) // 2)
@@ -220,7 +222,7 @@ class FastSnapKV:
         if count <= 0:
             return np.zeros(0, dtype=np.intp)
         if count == 1:  # argmin returns the first (lowest) index of the minimum
-            return np.array([np.argmin(scores)], dtype=np.intp)
+            return scores.argmin(axis=0, keepdims=True)
         threshold = np.partition(scores, count - 1)[count - 1]
         below = np.flatnonzero(scores < threshold)
         tied = np.flatnonzero(scores == threshold)[: count - below.size]

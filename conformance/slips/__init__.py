@@ -28,40 +28,86 @@ Invariant: adapters, nothing more: imports only :mod:`conformance.adapter`,
 
 from __future__ import annotations
 
-from conformance.slips import (  # noqa: F401
-    fields_slips,
-    grammar_slips,
-    numbers_slips,
-    policy_slips,
-    process_slips,
-    state_slips,
-)
+import importlib
+from typing import Any
+
 from conformance.slips.slip_adapter import Slip, SlipAdapter, registered
+from conformance.slips.slip_index import FAMILY_OF
 
 #: The families in the order SPEC.md meets them.
 FAMILIES = ("numbers", "grammar", "fields", "state", "process", "policy")
 
-policy_slips.add_mutants()
+# The catalogue is built on first use (PEP 562): every family module is imported and the mutant
+# catalogue joins the policy family then. An adapter serving one slip (:func:`lookup`) imports
+# that slip's module alone (and, for a catalogued mutant, the mutant's). These two are declared
+# here and set by _catalogue(), which module __getattr__ calls.
 
 #: Every slip, by family and then in the order each family module lists them.
-CATALOGUE: tuple[Slip, ...] = tuple(
-    sorted(registered(), key=lambda entry: FAMILIES.index(entry.family))
-)
-BY_NAME: dict[str, Slip] = {entry.name: entry for entry in CATALOGUE}
+CATALOGUE: tuple[Slip, ...]
+#: Every slip, by name.
+BY_NAME: dict[str, Slip]
+
+
+def __getattr__(attribute: str) -> Any:
+    if attribute in ("CATALOGUE", "BY_NAME"):
+        return _catalogue()[attribute]
+    raise AttributeError(f"module {__name__!r} has no attribute {attribute!r}")
+
+
+def _catalogue() -> dict[str, Any]:
+    """Import every family module once, add the catalogued mutants to the policy family, then
+    build and keep :data:`CATALOGUE` and :data:`BY_NAME` as this module's attributes."""
+    if "BY_NAME" not in globals():
+        for family in FAMILIES:
+            importlib.import_module(f"{__name__}.{family}_slips")
+        from conformance.slips import policy_slips
+
+        policy_slips.add_mutants()
+        catalogue = tuple(sorted(registered(), key=lambda entry: FAMILIES.index(entry.family)))
+        globals().update(CATALOGUE=catalogue, BY_NAME={entry.name: entry for entry in catalogue})
+    return globals()
 
 
 def lookup(name: str) -> Slip:
-    """The slip called ``name``; raise KeyError listing the names when there is none."""
+    """The slip called ``name``; raise KeyError listing the names when there is none.
+
+    Before the catalogue is built, imports only the module that defines ``name``
+    (:data:`~conformance.slips.slip_index.FAMILY_OF`), or for a catalogued mutant the mutant's own
+    module, and returns an entry equal to the one :data:`BY_NAME` holds (the same adapter)."""
+    if "BY_NAME" not in globals():
+        found = _lookup_alone(name)
+        if found is not None:
+            return found
+    by_name: dict[str, Slip] = _catalogue()["BY_NAME"]
+    if name not in by_name:
+        raise KeyError(f"unknown slip {name!r}; the catalogue has: {', '.join(by_name)}")
+    return by_name[name]
+
+
+def _lookup_alone(name: str) -> Slip | None:
+    """The slip ``name`` found without building the catalogue, or None."""
+    family = FAMILY_OF.get(name)
+    if family is not None:
+        importlib.import_module(f"{__name__}.{family}_slips")
+        entry = next((entry for entry in registered() if entry.name == name), None)
+        return entry if entry is not None and entry.family == family else None
+    from conformance import mutants
+    from conformance.mutants.mutant_index import FAMILY_OF as MUTANT_FAMILY_OF
+
+    if MUTANT_FAMILY_OF.get(name, "protocol") not in mutants.FAMILIES:
+        return None  # not a policy mutant (the protocol family's are no slips)
+    from conformance.slips import policy_slips
+
     try:
-        return BY_NAME[name]
-    except KeyError:
-        raise KeyError(f"unknown slip {name!r}; the catalogue has: {', '.join(BY_NAME)}") from None
+        return policy_slips.mutant_slip(mutants.lookup(name))
+    except KeyError:  # a mutant without a sentence: the catalogue says so
+        return None
 
 
 def by_sentence() -> dict[str, list[Slip]]:
     """The slips of each sentence id, in catalogue order."""
     found: dict[str, list[Slip]] = {}
-    for entry in CATALOGUE:
+    for entry in _catalogue()["CATALOGUE"]:
         found.setdefault(entry.sentence, []).append(entry)
     return found
 

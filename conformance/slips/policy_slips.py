@@ -14,10 +14,13 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from conformance.policy.reference import Params, PolicyFactory, Ring, SnapKV
 from conformance.slips.slip_adapter import Slip, SlipAdapter, add, slip
+
+if TYPE_CHECKING:  # the catalogue is numpy: imported when the mutants join, not before
+    from conformance.mutants._base import Mutant
 
 #: The sentence each catalogued policy mutant breaks.
 MUTANT_SENTENCES: dict[str, str] = {
@@ -225,17 +228,21 @@ def add_mutants() -> None:
             "conformance.slips.policy_slips.MUTANT_SENTENCES"
         )
     for mutant in mutants.CATALOGUE:
-        add(
-            Slip(
-                mutant.name,
-                MUTANT_SENTENCES[mutant.name],
-                "policy",
-                mutant.origin,
-                (mutant.doc or mutant.rule).split("\n\n")[0],
-                functools.partial(_serving, mutant.factory),
-                mutant=mutant.name,
-            )
-        )
+        add(mutant_slip(mutant))
+
+
+def mutant_slip(mutant: Mutant) -> Slip:
+    """The ``policy`` slip serving the catalogued mutant ``mutant`` under the sentence it
+    breaks; KeyError when :data:`MUTANT_SENTENCES` does not place it."""
+    return Slip(
+        mutant.name,
+        MUTANT_SENTENCES[mutant.name],
+        "policy",
+        mutant.origin,
+        (mutant.doc or mutant.rule).split("\n\n")[0],
+        functools.partial(_serving, mutant.factory),
+        mutant=mutant.name,
+    )
 
 
 def _serving(factory: PolicyFactory, implementation: Mapping[str, str] | None = None) -> Any:

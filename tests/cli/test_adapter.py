@@ -22,3 +22,12 @@ def test_the_adapter_ends_quietly_when_its_reader_goes_away():
     err = proc.stderr.read()
     assert proc.wait(BOUND) == 141
     assert b"Traceback" not in err
+
+
+def test_adapter_mutant_serves_line_by_line_exactly_the_choices_that_read_lines_otherwise():
+    # `adapter --mutant` decides by family, without loading the triage's replay module.
+    from conformance import mutants
+    from conformance.explain.play import reads_lines_otherwise
+
+    for mutant in (*mutants.CATALOGUE, *mutants.PROTOCOL):
+        assert reads_lines_otherwise(mutant.policy) == (mutant.family == "protocol"), mutant.name

@@ -79,3 +79,32 @@ def test_a_passing_run_of_one_vector_loads_no_triage_and_no_numpy():
     assert status == 0
     assert among(modules, ("numpy", "hypothesis", "conformance.explain.triage")) == []
     assert among(modules, ("conformance.mutants", "conformance.tools")) == []
+
+
+def test_a_mutant_s_adapter_loads_its_family_module_and_no_replay():
+    hello = b'{"id":0,"op":"hello","protocol":1}\n{"id":1,"op":"bye"}\n'
+    status, modules = loaded_by("adapter", "--mutant", "float32-accumulation", stdin=hello)
+    assert status == 0
+    assert among(modules, ("conformance.mutants",)) == [
+        "conformance.mutants",
+        "conformance.mutants._base",
+        "conformance.mutants.model",
+        "conformance.mutants.mutant_index",
+        "conformance.mutants.summation",
+    ]
+    unused = ("jsonschema", "hypothesis", "conformance.explain", "conformance.slips")
+    layers = ("suite", "judge", "runner", "report.terminal", "tools")
+    assert among(modules, (*unused, *(f"conformance.{layer}" for layer in layers))) == []
+
+
+def test_a_slip_s_adapter_loads_its_module_and_neither_numpy_nor_the_mutants():
+    hello = b'{"id":0,"op":"hello","protocol":1}\n{"id":1,"op":"bye"}\n'
+    status, modules = loaded_by("adapter", "--slip", "positions-uint32", stdin=hello)
+    assert status == 0
+    assert among(modules, ("numpy", "conformance.mutants", "conformance.explain")) == []
+    assert among(modules, ("conformance.slips",)) == [
+        "conformance.slips",
+        "conformance.slips.numbers_slips",
+        "conformance.slips.slip_adapter",
+        "conformance.slips.slip_index",
+    ]

@@ -42,7 +42,9 @@ def serve_mutant(name: str) -> int:
 
     The ``hello`` answer names the implementation ``mutant:<name>``.
     """
-    from conformance import mutants  # numpy: only a mutant's adapter loads the catalogue
+    # numpy: a mutant's adapter loads the mutant's family module (not the whole catalogue: a
+    # run starts this adapter once per protocol check)
+    from conformance import mutants
     from conformance.adapter import server as adapter
 
     try:
@@ -50,10 +52,12 @@ def serve_mutant(name: str) -> int:
     except KeyError as error:
         print(f"snapkv-conformance adapter: {error.args[0]}", file=sys.stderr)
         return 2
-    from conformance.explain.play import answer_lines, reads_lines_otherwise
-
-    if not reads_lines_otherwise(mutant.policy):
+    if mutant.family != "protocol":
+        # Only the protocol family's choices read a line otherwise than the reference adapter
+        # (tests/cli/test_adapter.py checks it over the catalogue): the reference's server.
         return adapter.main(mutant.factory, mutant.implementation())
+    from conformance.explain.play import answer_lines
+
     # A protocol-level choice reads the lines themselves otherwise: served line by line.
     out = sys.stdout.buffer
     for answer in answer_lines(mutant.policy, sys.stdin.buffer, mutant.implementation()):
@@ -68,7 +72,8 @@ def serve_mutant(name: str) -> int:
 def serve_slip(name: str) -> int:
     """Serve the slip ``name`` on stdin/stdout and exit with the status it chooses (exit 2 for an
     unknown name). The ``hello`` answer names the implementation ``slip:<name>``."""
-    from conformance import slips  # numpy: the policy family is the mutant catalogue
+    # The slip's own module (a policy slip made from a catalogued mutant: the mutant's, numpy)
+    from conformance import slips
 
     try:
         entry = slips.lookup(name)
