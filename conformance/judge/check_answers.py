@@ -295,7 +295,7 @@ def _scores_values_problem(answer: dict[str, Any], item: Mapping[str, Any]) -> s
         for index, (got, want) in enumerate(zip(answer[name], item[name], strict=True)):
             if float(got) != float(want):
                 other = "pooled" if name == "sums" else "sums"
-                swapped = index < len(item[other]) and float(got) == float(item[other][index])
+                swapped = other in item and float(got) == float(item[other][index])
                 return (
                     f"scores {name}[{index}] (position {answer['positions'][index]}) is "
                     f"{_json(got)}, expected {_json(want)}"

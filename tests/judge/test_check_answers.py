@@ -7,6 +7,7 @@ checks, never from the code under test.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from typing import Any
 
@@ -298,3 +299,132 @@ def test_the_same_list_out_of_order_is_a_broken_invariant_in_a_vector_too() -> N
     verdict = checker.judge(vector, answers)
     assert verdict.verdict == verdicts.BROKEN_INVARIANT
     assert verdict.rule == verdicts.NOT_ASCENDING
+
+
+# -- what a failing check's result carries (the fields a report and the triage read) ------------
+
+
+def test_a_check_that_stops_short_names_the_check_the_line_and_the_op() -> None:
+    """No answer where one is due: the result is the check's, about the line and op whose
+    answer is missing; a crash before it keeps the exit status."""
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    line = item.expect[2]["line"]
+    due = (item.id, line, "evict")
+    for judged in (
+        judge_check(item, answers[:2], timed_out=True),
+        judge_check(item, answers[:2], exit_status=3),
+        judge_check(item, answers[:2]),
+    ):
+        assert (judged.vector_id, judged.call_index, judged.op) == due, judged
+    crashed = judge_check(item, answers[:2], exit_status=3)
+    assert (crashed.verdict, crashed.exit_status) == (verdicts.CRASH, 3)
+    assert crashed.message.endswith("the adapter exited with status 3 before answering")
+
+
+def test_the_end_of_a_check_s_session_is_judged_as_the_check_s() -> None:
+    """Every answer right, then too many answers, no exit, or a non-zero status: each result
+    is the check's; a crash keeps the status; only a broken victims list carries a rule."""
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    extra = judge_check(item, [*answers, b'{"id":null,"ok":true}'])
+    hung = judge_check(item, answers, timed_out=True)
+    crashed = judge_check(item, answers, exit_status=4)
+    assert [r.vector_id for r in (extra, hung, crashed)] == [item.id] * 3
+    assert crashed.exit_status == 4
+    wrong = judge_check(item, [answers[0], json.dumps(refused(2, "bad-request")).encode()])
+    assert (wrong.vector_id, wrong.op, wrong.rule) == (item.id, "new", None)
+
+
+def test_an_ok_that_is_no_boolean_is_shown_as_sent() -> None:
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    verdict = judge_check(item, [answers[0], b'{"id":2,"ok":"yes"}'])
+    assert verdict.verdict == verdicts.PROTOCOL_ERROR
+    assert verdict.message.endswith('the answer\'s ok is "yes", not true or false')
+
+
+def test_a_repeated_victim_is_named_as_a_repeat() -> None:
+    check_ = CHECKS["protocol/scores-kept-positions"]
+    answers = reference_answers(check_.payload)
+    evict = next(i for i, item in enumerate(check_.expect) if "victims" in item)
+    verdict = judge_check(check_, _with_victims(answers, evict, [0, 0]))
+    assert (verdict.verdict, verdict.rule) == (verdicts.BROKEN_INVARIANT, verdicts.NOT_ASCENDING)
+    assert verdict.message.endswith(
+        "victims must be strictly ascending, but they repeat position 0"
+    )
+
+
+def test_a_hello_answer_that_breaks_the_handshake_is_named_by_its_rule() -> None:
+    """protocol 1 but no implementation object: the handshake's own words."""
+    item = check("blank-lines")
+    answers = reference_answers(item.payload)
+    hello = b'{"id":1,"ok":true,"protocol":1,"capabilities":[]}'
+    verdict = judge_check(item, [hello, *answers[1:]])
+    assert verdict.verdict == verdicts.PROTOCOL_ERROR
+    assert verdict.message.endswith("the answer to hello has no implementation object")
+
+
+def _scores_answer(answers: list[bytes], index: int, **lists: list[float]) -> list[bytes]:
+    answer = json.loads(answers[index])
+    answer.update(lists)
+    return [*answers[:index], json.dumps(answer).encode(), *answers[index + 1 :]]
+
+
+#: protocol/scores-kept-positions: its second scores answer (positions 0 to 4) and what is due.
+SCORES = CHECKS["protocol/scores-kept-positions"]
+SCORED = next(i for i, item in enumerate(SCORES.expect) if item.get("positions") == [0, 1, 2, 3, 4])
+DUE = {name: SCORES.expect[SCORED][name] for name in ("positions", "sums", "pooled")}
+
+
+@pytest.mark.parametrize(
+    ("lists", "message"),
+    [
+        (
+            {"sums": [1.0, 0.5, 0.375, 0.25, 0.0]},
+            "scores sums[1] (position 1) is 0.5, expected 0.375",
+        ),
+        (
+            {"sums": [1.0, 1.0, 0.375, 0.25, 0.0]},
+            "scores sums[1] (position 1) is 1.0, expected 0.375 (the pooled value: are sums "
+            "and pooled swapped?)",
+        ),
+        (
+            {"pooled": [1.0, 1.0, 0.375, 0.25, 0.25]},
+            "scores pooled[3] (position 3) is 0.25, expected 0.375 (the sums value: are sums "
+            "and pooled swapped?)",
+        ),
+    ],
+    ids=["wrong-sum", "sum-swapped", "pooled-swapped"],
+)
+def test_a_wrong_score_value_names_the_list_the_index_the_position_and_both_values(
+    lists: dict[str, list[float]], message: str
+) -> None:
+    """SPEC.md §2.5: the first sum or pooled score that is not the reference's float64, and,
+    when it is the other list's value there, the likely swap; the result shows the answer's
+    three lists against the three due."""
+    answers = reference_answers(SCORES.payload)
+    assert json.loads(answers[SCORED])["sums"] == DUE["sums"]  # the reference's own
+    verdict = judge_check(SCORES, _scores_answer(answers, SCORED, **lists))
+    assert verdict.verdict == verdicts.PROTOCOL_ERROR
+    assert verdict.message.endswith(
+        message + "; SPEC.md §2.5: the float64 values an evict now would rank by"
+    )
+    assert verdict.expected == DUE
+    shown = {**DUE, **lists}
+    assert verdict.actual == shown
+
+
+def test_a_scores_expectation_without_sums_still_judges_the_pooled_scores() -> None:
+    """A check may pin the pooled scores alone: the sums are then not compared, and a wrong
+    pooled score is still found."""
+    expect = [dict(item) for item in SCORES.expect]
+    del expect[SCORED]["sums"]
+    pooled_only = dataclasses.replace(SCORES, expect=tuple(expect))
+    answers = reference_answers(SCORES.payload)
+    wrong_sums = _scores_answer(answers, SCORED, sums=[9.0, 9.0, 9.0, 9.0, 9.0])
+    assert judge_check(pooled_only, wrong_sums).passed
+    wrong = _scores_answer(answers, SCORED, pooled=[1.0, 1.0, 0.5, 0.375, 0.25])
+    verdict = judge_check(pooled_only, wrong)
+    assert "scores pooled[2] (position 2) is 0.5, expected 0.375" in verdict.message
+    assert verdict.expected == {"positions": DUE["positions"], "pooled": DUE["pooled"]}

@@ -20,6 +20,7 @@ from conformance import mutants
 from conformance.adapter.server import Session
 from conformance.explain import diagnosis
 from conformance.judge import checker, outcomes, verdicts
+from conformance.judge.answers import cut_victims
 from conformance.judge.outcomes import (
     DIES,
     MALFORMED,
@@ -693,3 +694,25 @@ def test_a_cut_exchange_ends_in_dies_or_malformed_and_only_then(small):
     assert answer_outcomes(small, answers[:3], "protocol")[-1] == MALFORMED
     assert answer_outcomes(small, answers[:3], "timeout")[-1] == DIES
     assert answer_outcomes(small, answers, "crash") == expected_outcomes(small)
+
+
+def test_an_ascending_cut_list_longer_than_the_cache_is_judged_not_kept() -> None:
+    """A victims list held cut (longer than any answer could be right) that ascends, every
+    item held being a kept position: the rest cannot all be kept, since the list is longer
+    than the cache. Not kept, and the message says how many it had against how many are kept,
+    and how many were held for the report."""
+    count = KEEP_ITEMS + 5
+    requests = [
+        {"op": "new", "params": params(count, 0, 1, 1), "seed": 0},
+        *({"op": "step", "pos": pos, "attn": None} for pos in range(count)),
+        {"op": "evict"},
+    ]
+    vector = reference_vector("checker/cut-all-kept", requests)
+    answers: list[dict[str, Any]] = [{"id": index, "ok": True} for index in range(count + 1)]
+    cut = cut_victims(list(range(count + 10)))
+    result = checker.judge(vector, [*answers, {"id": count + 1, "ok": True, "victims": cut}])
+    assert (result.verdict, result.rule) == (verdicts.BROKEN_INVARIANT, checker.NOT_KEPT)  # type: ignore[union-attr]
+    assert result.message.endswith(  # type: ignore[union-attr]
+        f"evicted 1,015 positions, more than the 1,005 currently kept, so some are not kept (a "
+        f"list that long is not held whole: its first {KEEP_ITEMS:,} are kept for this report)"
+    )
