@@ -226,12 +226,26 @@ def _line_answer(session: Any, policy: type[Model], line: bytes) -> dict[str, An
         return None
 
 
+def _as_values(value: Any) -> Any:
+    """``value`` with every integral float written as the integer it equals (``-0.0`` as 0),
+    at any depth: SPEC §2.6 lets a port write the score 1.0 as ``1``, and only the value read
+    back counts, so a port printing ``%.17g`` answers as a catalogued mistake printing
+    ``1.0`` does. Integers are left as they are (exact at any size); other floats too."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, list):
+        return [_as_values(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _as_values(item) for key, item in value.items()}
+    return value
+
+
 def check_outcome(judged: Any) -> Outcome:
     """What a check's judgement decides, as triage compares it with a port's: ``("pass",)``,
     or the verdict, the line it is about and the answer there (expected and actual, as the
-    judge kept them), without the message's words."""
+    judge kept them, numbers as values: :func:`_as_values`), without the message's words."""
     if judged.passed:
         return ("pass",)
-    actual = json.dumps(judged.actual, sort_keys=True, default=str)
-    expected = json.dumps(judged.expected, sort_keys=True, default=str)
+    actual = json.dumps(_as_values(judged.actual), sort_keys=True, default=str)
+    expected = json.dumps(_as_values(judged.expected), sort_keys=True, default=str)
     return ("check", judged.verdict, judged.call_index, expected, actual)

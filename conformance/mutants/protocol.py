@@ -92,6 +92,32 @@ class FirstNameWins(Model):
         return out
 
 
+#: The names of §2.1, the only members of a request's ``params``.
+PARAM_NAMES = frozenset(("budget", "recentWindow", "obsWindow", "poolKernel"))
+
+
+@mutant(
+    "params-first-name-wins",
+    rule="§3.1: where an object repeats a member name, the last occurrence counts, in `params` too",
+    origin="the parameters copied into a `std::map` with `insert` or `emplace` (which keep the "
+    "value already there), a `putIfAbsent` or `setdefault` loop, while the request's own "
+    "fields come from a reader that keeps the last",
+    keywords=("first occurrence kept inside params",),
+)
+class ParamsFirstNameWins(Model):
+    """Keeps the first occurrence of a repeated parameter name; other names keep the last."""
+
+    @staticmethod
+    def member_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for name, value in pairs:
+            if name in PARAM_NAMES:
+                out.setdefault(name, value)
+            else:
+                out[name] = value
+        return out
+
+
 @mutant(
     "repeated-names-refused",
     rule="§3.1: where an object repeats a member name, the last occurrence counts",

@@ -8,6 +8,7 @@ float32, which the weights already are, so storage loses nothing.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any, ClassVar
 
 import numpy as np
@@ -174,6 +175,43 @@ class PerPositionCursor(Model):
             self.put(np.array(cursors, dtype=np.int64) % size, weights)
         self.per_row["own_cursor"] = [cursor + 1 for cursor in cursors]
         self.slot = (self.slot + 1) % size
+
+
+# obsWindow 3, recentWindow 1: the first evict leaves the cursor at slot 1, where position 1
+# holds 1.0 in slot 0. The next write lands in slot 1 for the reference (position 1 sums 3), but
+# overwrites slot 0 when eviction reset the cursor (position 1 sums 2), so position 3's 2.5
+# ranks above position 1 only there.
+CURSOR_AFTER_EVICT_WITNESS = Witness(
+    params(2, 1, 3, 1),
+    (
+        step(0, []),
+        step(1, [1.0]),
+        step(2, [1.0, 2.0]),
+        step(3, [0.0, 1.0, 0.0]),
+        EVICT,
+        step(4, [0.0, 2.5]),
+        EVICT,
+    ),
+)
+
+
+@mutant(
+    "cursor-reset-on-evict",
+    rule="§2.4: eviction neither rotates, compacts nor resets a ring; the cursor does not move",
+    origin="compacting the kept rows after an eviction and restarting the ring with them "
+    "(`slot = 0` beside the compaction, as if the survivors' rings began afresh), so the next "
+    "write overwrites slot 0 instead of the slot the cursor had reached",
+    keywords=("resets the cursor", "cursor that loses its place"),
+    witness=CURSOR_AFTER_EVICT_WITNESS,
+)
+class CursorResetOnEvict(Model):
+    """An evict that removes anything puts the shared cursor back to slot 0."""
+
+    def remove(self, victims: Iterable[int]) -> None:
+        gone = list(victims)
+        super().remove(gone)
+        if gone:
+            self.slot = 0
 
 
 @mutant(

@@ -124,6 +124,7 @@ MUTANT_SENTENCES: dict[str, str] = {
     "latest-step-only": "S2.4-sums",
     "stale-history-on-reuse": "S2.3-admit",
     "stale-row-after-compaction": "S2.3-admit",
+    "cursor-reset-on-evict": "S2.4-removal",
     # §2.4 sums
     "float32-accumulation": "S2.4-sums",
     "sums-stored-as-float32": "S2.4-sums",

@@ -465,6 +465,7 @@ NAMED: dict[str, Named] = {
     # -- workloads -------------------------------------------------------------------------------
     "workload/heavy-hitter-epochs-budget-8": (
         ("a cursor that loses its place", "cursor-sticks-at-end"),
+        ("a cursor that loses its place", "cursor-reset-on-evict"),
         ("storage reuse that keeps stale history", "stale-history-on-reuse"),
     ),
     "workload/heavy-hitter-epochs-budget-16-kernel-7": (

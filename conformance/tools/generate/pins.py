@@ -116,6 +116,7 @@ PINS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("workload/*", ("S2.4-count", "S2.4-sums", "S2.4-pooling", "S2.4-selection")),
     ("workload/*", ("S3.1-pipelined",)),
     ("workload/noisy-attention-gaps-and-nulls", ("S2.3-null", "S2.3-increasing")),
+    ("workload/heavy-hitter-epochs-budget-8", ("S2.4-removal",)),
 )
 
 
